@@ -1,0 +1,42 @@
+# Front door. Every target installs what it is missing (as root, through apt) and
+# prints the path of what it made as its last line where there is one.
+ARCH ?= x86_64
+KERNEL ?= 6.1-patched
+CONFIG ?= selinux
+ONLY ?=
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.PHONY: help source patch kernel rootfs run matrix test bench checkpatch lint clean
+
+help: ## list the targets
+	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14 | sed 's/^/  /'
+	@echo "configs: $$(ls configs/*.config | xargs -n1 basename | sed 's/\.config$$//' | grep -vx base | tr '\n' ' ')"
+
+source: ## install linux-source-6.1/6.12 and unpack them into build/src
+	@scripts/source.sh
+
+patch: ## make build/src/linux-6.1-patched from patches/6.1/series
+	@scripts/patch.sh
+
+kernel: ## build one kernel (ARCH, KERNEL, CONFIG); prints its build folder
+	@scripts/kernel.sh "$(ARCH)" "$(KERNEL)" "$(CONFIG)"
+
+checkpatch: ## run the tree's checkpatch.pl on every patch of the series
+	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1
+
+matrix: ## build and boot the default matrix (ONLY=key=value,... for a slice)
+	@scripts/matrix.sh $(if $(ONLY),--only "$(ONLY)")
+
+test: ## the test suite; ends with "N passed, N failed"
+	@tests/run.sh
+
+bench: ## measure build, boot and test times; prints a table
+	@scripts/bench.sh
+
+lint: ## shellcheck every shell script
+	@shellcheck -x qemu-run.sh scripts/*.sh tests/*.sh tests/host/*.sh .ci/run
+
+clean: ## remove build/ and results/ (caches under ~/.cache stay)
+	rm -rf build results

@@ -1,0 +1,89 @@
+#!/bin/bash
+# Build the Debian bookworm guest image for one arch: build.sh ARCH
+# debootstrap (minbase + rootfs/packages) -> rootfs/overlay copied in -> units masked and
+# enabled, root without password -> ext4 image made with mkfs.ext4 -d (no loop device,
+# no mount). Cached under $XDG_CACHE_HOME keyed by a hash of this recipe, written
+# atomically. The last line printed is the image's path.
+# Mirror: $MIRROR if set, else the host's own apt source for Debian, else debootstrap's
+# default.
+set -eu
+. "$(dirname "$0")/../scripts/lib.sh"
+[ $# -eq 1 ] || die "usage: rootfs/build.sh ARCH"
+load_arch "$1"
+A=$1
+SUITE=bookworm
+HERE=$ROOT/rootfs
+
+need_pkgs debootstrap e2fsprogs
+if [ -n "$QEMU_USER" ]; then
+	need_pkgs qemu-user-static binfmt-support
+fi
+
+# Host's Debian mirror from its apt sources (deb822 or one-line form), never a fixed host.
+host_mirror() {
+	{
+		sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2>/dev/null
+		sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) bookworm .*main.*/\2/p' \
+			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null
+	} | grep -E '/debian/?$' | head -1
+}
+mirror=${MIRROR:-$(host_mirror || true)}
+
+key=$( {
+	echo "$SUITE $DEB_ARCH ${mirror:-default}"
+	cat "$HERE/build.sh" "$HERE/packages"
+	(cd "$HERE/overlay" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+} | sha256sum | cut -c1-16)
+img=$CACHE/rootfs/$SUITE-$A-$key.ext4
+if [ -f "$img" ]; then
+	info "$A: cached"
+	echo "$img"
+	exit 0
+fi
+
+# binfmt_misc for foreign arches: debootstrap's second stage runs arm64 binaries.
+if [ -n "$QEMU_USER" ]; then
+	if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
+		mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null ||
+			die "binfmt_misc is not available (cannot mount /proc/sys/fs/binfmt_misc): cannot run $A binaries"
+	fi
+	update-binfmts --enable >/dev/null 2>&1 || true
+	[ -e "/proc/sys/fs/binfmt_misc/${QEMU_USER%-static}" ] ||
+		die "binfmt_misc has no ${QEMU_USER%-static} handler (is qemu-user-static installed and registered?)"
+fi
+
+mkdir -p "$CACHE/rootfs"
+work=$(mktemp -d "$CACHE/rootfs/.work-$A-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+dir=$work/root
+pkgs=$(grep -v '^#' "$HERE/packages" | grep -v '^[[:space:]]*$' | paste -sd,)
+start=$SECONDS
+info "$A: debootstrap $SUITE (${mirror:-debootstrap default mirror}), log: $work/debootstrap.log"
+# shellcheck disable=SC2086
+if ! debootstrap --variant=minbase --arch="$DEB_ARCH" --include="$pkgs" \
+	"$SUITE" "$dir" $mirror >"$work/debootstrap.log" 2>&1; then
+	tail -5 "$work/debootstrap.log" >&2
+	cp "$work/debootstrap.log" "$CACHE/rootfs/debootstrap-$A-failed.log"
+	die "debootstrap failed for $A, see $CACHE/rootfs/debootstrap-$A-failed.log"
+fi
+info "$A: debootstrap done in $((SECONDS - start))s"
+
+cp -a "$HERE/overlay/." "$dir/"
+mkdir -p "$dir/harness"
+sys=$dir/etc/systemd/system
+# Never relabel: the mark unit would touch /.autorelabel on every boot without SELinux.
+ln -sf /dev/null "$sys/selinux-autorelabel-mark.service"
+ln -sf /dev/null "$sys/selinux-autorelabel.service"
+mkdir -p "$sys/multi-user.target.wants"
+ln -sf /etc/systemd/system/harness.service "$sys/multi-user.target.wants/harness.service"
+# root logs in on the console without a password.
+sed -i 's/^root:[^:]*:/root::/' "$dir/etc/shadow"
+echo "/dev/vda / ext4 rw 0 1" >"$dir/etc/fstab"
+rm -f "$dir/etc/machine-id" && : >"$dir/etc/machine-id"
+rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
+
+mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" 2G
+mv "$work/img" "$img.tmp"
+mv "$img.tmp" "$img"
+info "$A: image built in $((SECONDS - start))s"
+echo "$img"

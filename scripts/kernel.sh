@@ -1,0 +1,109 @@
+#!/bin/bash
+# Build one kernel out of tree: kernel.sh ARCH KERNEL CONFIG
+# Fragments: configs/base.config + configs/arch/<arch>.config + configs/<config>.config and
+# the configs it names with "# requires: <name>", merged by the tree's own merge_config.sh
+# on allnoconfig. Every option asked for must survive into .config, except those a fragment
+# marks "# may-vanish-on: <kernel>..." (on the line before). Last line: the build folder.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 3 ] || die "usage: kernel.sh ARCH KERNEL CONFIG"
+ARCH_IN=$1 KERNEL=$2 CONFIG=$3
+load_arch "$ARCH_IN"
+check_kernel "$KERNEL"
+check_config "$CONFIG"
+
+need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache cpio kmod "$CROSS_PKG"
+
+case "$KERNEL" in
+6.1-patched) "$ROOT/scripts/patch.sh" >&2 ;;
+*) "$ROOT/scripts/source.sh" >&2 ;;
+esac
+SRC=$BUILD/src/linux-$KERNEL
+# The build folder sits right inside the tree: kbuild then uses srctree=.. and every path
+# it hands the compiler is relative, so ccache hits across the stock and patched trees.
+# build/kernel/<kernel>-<arch>-<config> is a link to it, the name users see.
+OUT=$SRC/build-$ARCH_IN-$CONFIG
+LINK=$BUILD/kernel/$KERNEL-$ARCH_IN-$CONFIG
+mkdir -p "$OUT" "$BUILD/kernel"
+ln -sfn "$OUT" "$LINK"
+
+# The fragment list, dependencies first; a config may require another (one level or more).
+fragments() {
+	local name=$1 req
+	req=$(sed -n 's/^# requires: *//p' "$ROOT/configs/$name.config")
+	for r in $req; do
+		[ -f "$ROOT/configs/$r.config" ] || die "configs/$name.config requires unknown config '$r'"
+		fragments "$r"
+	done
+	echo "$ROOT/configs/$name.config"
+}
+FRAGS="$ROOT/configs/base.config $ROOT/configs/arch/$ARCH_IN.config $(fragments "$CONFIG" | tr '\n' ' ')"
+
+# shellcheck disable=SC2153 # KARCH comes from the arch data file
+export ARCH="$KARCH" CROSS_COMPILE
+# A make above us (make kernel ARCH=...) must not leak its variables into the kernel make.
+unset MAKEFLAGS MAKELEVEL MFLAGS
+export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=backport KBUILD_BUILD_HOST=qemu
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_COMPILERCHECK=content
+MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
+
+# Configure only when the fragments (or the tree) changed, so a no-change rebuild is quick.
+# shellcheck disable=SC2086
+sum=$(cat $FRAGS "$SRC/.unpacked-from" "$SRC/.patched-with" 2>/dev/null | sha256sum | cut -c1-16)
+if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$sum" ]; then
+	info "$ARCH_IN $KERNEL $CONFIG: configuring"
+	rm -f "$OUT/.config-from"
+	# shellcheck disable=SC2086
+	if ! (cd "$SRC" && ./scripts/kconfig/merge_config.sh -n -O "$OUT" $FRAGS) \
+		>"$OUT/config.log" 2>&1; then
+		die "configuring failed, see $OUT/config.log"
+	fi
+	make "${MAKE_ARGS[@]}" olddefconfig >>"$OUT/config.log" 2>&1 ||
+		die "olddefconfig failed, see $OUT/config.log"
+	# Every requested option must have survived (kunit.py's validate_config, in shell).
+	lost=""
+	for f in $FRAGS; do
+		vanish=""
+		while IFS= read -r line; do
+			case "$line" in
+			"# may-vanish-on:"*) vanish=${line#\# may-vanish-on:}; continue ;;
+			CONFIG_*=*) want=$line; sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") want=$line; sym=${line#\# }; sym=${sym%% *} ;;
+			*) vanish=""; continue ;;
+			esac
+			if ! grep -qxF "$want" "$OUT/.config"; then
+				case " $vanish " in
+				*" $KERNEL "*) ;;
+				*)
+					have=$(grep -E "^$sym=|^# $sym is not set" "$OUT/.config" || echo "absent")
+					lost="$lost $want (got: $have);"
+					;;
+				esac
+			fi
+			vanish=""
+		done <"$f"
+	done
+	[ -z "$lost" ] || die "$ARCH_IN $KERNEL $CONFIG: options lost after olddefconfig:$lost"
+	echo "$sum" >"$OUT/.config-from"
+fi
+
+info "$ARCH_IN $KERNEL $CONFIG: building (log: $LINK/build.log)"
+start=$SECONDS
+target=$(basename "$KIMAGE")
+make "${MAKE_ARGS[@]}" "$target" >"$OUT/build.log" 2>&1 &
+pid=$!
+# Progress every minute: elapsed time and the last object built.
+while kill -0 "$pid" 2>/dev/null; do
+	for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null && sleep 1; done
+	kill -0 "$pid" 2>/dev/null &&
+		info "$ARCH_IN $KERNEL $CONFIG: $((SECONDS - start))s, $(grep -E '^ +[A-Z]+' "$OUT/build.log" | tail -1 | sed 's/^ *//')"
+done
+if ! wait "$pid"; then
+	grep -E "error|Error" "$OUT/build.log" | head -5 >&2
+	die "$ARCH_IN $KERNEL $CONFIG: build failed after $((SECONDS - start))s, see $OUT/build.log"
+fi
+[ -f "$OUT/$KIMAGE" ] || die "no $KIMAGE in $OUT"
+info "$ARCH_IN $KERNEL $CONFIG: built in $((SECONDS - start))s"
+echo "$LINK"

@@ -1,0 +1,83 @@
+# Shared helpers for the scripts in this folder. Sourced, never run.
+# shellcheck shell=bash
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+export CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/selinux-backport
+KERNELS="6.1 6.1-patched 6.12"
+PROG=$(basename "$0")
+
+die() {
+	echo "$PROG: error: $*" >&2
+	exit 1
+}
+
+info() {
+	echo "[$PROG] $*" >&2
+}
+
+# Names of the files in a folder with a suffix, without the suffix: the valid choices.
+names_in() {
+	local f out=""
+	for f in "$1"/*"$2"; do
+		[ -e "$f" ] || continue
+		f=${f##*/}
+		out="$out ${f%"$2"}"
+	done
+	echo "${out# }"
+}
+
+check_arch() {
+	[ -n "${1:-}" ] || die "ARCH is not set (one of: $(names_in "$ROOT/configs/arch" .conf))"
+	[ -f "$ROOT/configs/arch/$1.conf" ] ||
+		die "unknown arch '$1' (one of: $(names_in "$ROOT/configs/arch" .conf))"
+}
+
+# Load the per-arch data file into the shell: KARCH, CROSS_COMPILE, QEMU, ...
+load_arch() {
+	check_arch "$1"
+	# shellcheck source=/dev/null
+	. "$ROOT/configs/arch/$1.conf"
+}
+
+check_kernel() {
+	case " $KERNELS " in
+	*" ${1:-} "*) ;;
+	*) die "unknown kernel '${1:-}' (one of: $KERNELS)" ;;
+	esac
+}
+
+check_config() {
+	[ -n "${1:-}" ] || die "CONFIG is not set (one of: $(config_names))"
+	case "$1" in */* | .* | base) die "unknown config '$1' (one of: $(config_names))" ;; esac
+	[ -f "$ROOT/configs/$1.config" ] || die "unknown config '$1' (one of: $(config_names))"
+}
+
+config_names() {
+	names_in "$ROOT/configs" .config | tr ' ' '\n' | grep -vx base | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Install Debian packages that are missing (as root, through apt).
+need_pkgs() {
+	local p missing=()
+	for p in "$@"; do
+		[ -n "$p" ] || continue
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root or: apt-get install ${missing[*]})"
+	info "installing: ${missing[*]}"
+	mkdir -p "$BUILD"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
+		>"$BUILD/apt.log" 2>&1; then
+		DEBIAN_FRONTEND=noninteractive apt-get update >>"$BUILD/apt.log" 2>&1 || true
+		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
+			>>"$BUILD/apt.log" 2>&1 ||
+			die "could not install: ${missing[*]} (see $BUILD/apt.log)"
+	fi
+}
+
+# Seconds since the script started, for progress lines.
+elapsed() {
+	echo "$((SECONDS / 60))m$((SECONDS % 60))s"
+}

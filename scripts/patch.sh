@@ -1,0 +1,35 @@
+#!/bin/bash
+# Make the patched 6.1 tree: build/src/linux-6.1-patched = linux-6.1 + patches/6.1/series
+# (scripts/apply-series.sh). Idempotent: redone only when the source or a patch changed.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+"$ROOT/scripts/source.sh"
+need_pkgs patch
+SRC=$BUILD/src/linux-6.1
+DST=$BUILD/src/linux-6.1-patched
+DIR=$ROOT/patches/6.1
+
+# shellcheck disable=SC2046 # patch file names never hold spaces
+sum=$(cd "$DIR" && cat "$SRC/.unpacked-from" series $(grep -v '^#' series) 2>/dev/null |
+	sha256sum | cut -c1-16)
+if [ -f "$DST/.patched-with" ] && [ "$(cat "$DST/.patched-with")" = "$sum" ]; then
+	info "linux-6.1-patched: up to date"
+	exit 0
+fi
+
+info "linux-6.1-patched: copying linux-6.1"
+rm -rf "$DST.tmp"
+mkdir "$DST.tmp"
+# The pristine tree without its own build folders.
+(cd "$SRC" && tar --exclude='./build-*' -cf - .) | tar -xpf - -C "$DST.tmp"
+"$ROOT/scripts/apply-series.sh" "$DIR" "$DST.tmp"
+echo "$sum" >"$DST.tmp/.patched-with"
+# Keep the kernel build folders (build-<arch>-<config>) of the old tree: only what the
+# series changed is rebuilt.
+for b in "$DST"/build-*; do
+	[ -d "$b" ] && mv "$b" "$DST.tmp/"
+done
+rm -rf "$DST"
+mv "$DST.tmp" "$DST"
+info "linux-6.1-patched: series applied"

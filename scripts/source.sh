@@ -1,0 +1,37 @@
+#!/bin/bash
+# Install linux-source-6.1 and linux-source-6.12 if missing and unpack each tarball into
+# build/src/linux-<version>. Idempotent: a tree is unpacked again only when the installed
+# package version differs from the one it was unpacked from.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$BUILD/src"
+need_pkgs linux-source-6.1 linux-source-6.12 xz-utils
+
+for v in 6.1 6.12; do
+	pkg=linux-source-$v
+	ver=$(dpkg-query -W -f='${Version}' "$pkg")
+	tree=$BUILD/src/linux-$v
+	stamp=$tree/.unpacked-from
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$pkg $ver" ]; then
+		info "linux-$v: up to date ($pkg $ver)"
+		continue
+	fi
+	info "linux-$v: unpacking $pkg $ver"
+	rm -rf "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -xaf "/usr/src/$pkg.tar.xz" -C "$tree.tmp" --strip-components=1
+	# Kernel build folders live inside the tree (see kernel.sh); carry them over.
+	for b in "$tree"/build-*; do
+		[ -d "$b" ] && mv "$b" "$tree.tmp/"
+	done
+	echo "$pkg $ver" >"$tree.tmp/.unpacked-from"
+	rm -rf "$tree"
+	mv "$tree.tmp" "$tree"
+done
+
+tested=$(cat "$ROOT/patches/6.1/TESTED-ON")
+installed="linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
+info "series last tested on: $tested; installed: $installed"
+[ "$tested" = "$installed" ] ||
+	info "NOTE: the installed linux-source-6.1 differs from the one the series was tested on"

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Negative control for scripts/apply-series.sh: on a tree where one hunk's context was
+# changed, it must stop with exit 1 and a single error line naming the patch, the file and
+# the hunk; and on the pristine files it must apply. Uses a copy of the few files touched.
+#   apply-fail.sh TREE
+set -eu
+tree=${1:?usage: apply-fail.sh TREE}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mapfile -t files < <(sed -n 's|^--- a/||p; s|^rename from ||p' "$root"/patches/6.1/0*.patch | sort -u)
+mkdir "$work/good" "$work/bad"
+(cd "$tree" && tar -cf - "${files[@]}") | tar -xf - -C "$work/good"
+cp -a "$work/good/." "$work/bad/"
+# Break the context of the one hunk of 0008, the only patch touching SafeSetID.
+sed -i 's/LSM_HOOK_INIT(task_fix_setuid, safesetid_task_fix_setuid),/LSM_HOOK_INIT(task_fix_setuid, changed),/' \
+	"$work/bad/security/safesetid/lsm.c"
+echo "KTAP version 1"
+echo "1..3"
+if "$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/good" >/dev/null 2>&1; then
+	echo "ok 1 series applies to the pristine files"
+else
+	echo "not ok 1 series applies to the pristine files"
+fi
+rc=0
+err=$("$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/bad" 2>&1 >/dev/null | grep error) || rc=$?
+echo "# $err"
+if [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "0008-LSM-SafeSetID.*security/safesetid/lsm.c: Hunk #1 FAILED"; then
+	echo "ok 2 one error line names 0008, safesetid/lsm.c and the hunk"
+else
+	echo "not ok 2 one error line names 0008, safesetid/lsm.c and the hunk"
+fi
+if "$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/bad" >/dev/null 2>&1; then
+	echo "not ok 3 exit status non-zero on failure"
+else
+	echo "ok 3 exit status non-zero on failure"
+fi

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The test suite behind "make test": runs each test of tests/suite.sh in order, keeps its
+# output in results/test/<name>.log, prints one KTAP line per test and, last, the line
+# "N passed, N failed[, N skipped]". A test passes on exit 0, is skipped on exit 4
+# (kselftest's convention) and fails on anything else. Exit 1 if any test failed.
+#   tests/run.sh [NAME-PATTERN]   (a grep -E pattern to run a slice)
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUTDIR=${TEST_RESULTS:-$ROOT/results/test}
+filter=${1:-.}
+mkdir -p "$OUTDIR"
+# shellcheck source=tests/suite.sh
+. "$ROOT/tests/suite.sh"
+
+mapfile -t all < <(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
+# Keep the order of definition in suite.sh, not declare's alphabetical order.
+mapfile -t order < <(grep -oE '^t_[a-z0-9_]+\(\)' "$ROOT/tests/suite.sh" | sed 's/^t_//; s/()$//')
+selected=()
+for t in "${order[@]}"; do
+	case " ${all[*]} " in *" $t "*) ;; *) continue ;; esac
+	echo "$t" | grep -qE -- "$filter" && selected+=("$t")
+done
+[ ${#selected[@]} -gt 0 ] || { echo "run.sh: error: no test matches '$filter'" >&2; exit 2; }
+
+pass=0 fail=0 skip=0 n=0
+junit_cases=""
+echo "KTAP version 1"
+echo "1..${#selected[@]}"
+for t in "${selected[@]}"; do
+	n=$((n + 1))
+	log=$OUTDIR/$t.log
+	start=$SECONDS
+	echo "# [$n/${#selected[@]}] $t ..." >&2
+	rc=0
+	( set -eu; "t_$t" ) >"$log" 2>&1 </dev/null || rc=$?
+	took=$((SECONDS - start))
+	case $rc in
+	0) pass=$((pass + 1)); echo "ok $n $t # ${took}s"; status="" ;;
+	4) skip=$((skip + 1)); echo "ok $n $t # SKIP $(tail -1 "$log")"; status="<skipped/>" ;;
+	*)
+		fail=$((fail + 1))
+		echo "not ok $n $t # exit $rc after ${took}s, log: ${log#"$ROOT"/}"
+		grep -E '^not ok|error' "$log" | head -8 | sed 's/^/#   /'
+		status="<failure message=\"exit $rc\"/>"
+		;;
+	esac
+	junit_cases="$junit_cases<testcase classname=\"make-test\" name=\"$t\" time=\"$took\">$status</testcase>"
+done
+printf '<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="make-test" tests="%d" failures="%d" skipped="%d">%s</testsuite>\n' \
+	"$n" "$fail" "$skip" "$junit_cases" >"$OUTDIR/junit.xml"
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
