@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Run the migration-path matrix described by matrix.yaml.
+
+Every cell (kernel x arch x scenario) is one fresh boot through qemu-run.sh with the
+in-guest probe; its observations are compared with matrix.yaml's expectations, pairs of
+kernels listed under "agree" are compared with each other, and the run is written to
+results/<run>/: per cell console.log, probe.ktap, result.json and repro.sh, and for the
+run summary.txt, results.ktap and junit.xml. Exit 1 on any unexpected result, 2 on bad
+input (one line naming the problem).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import matrixspec  # noqa: E402  (the matrix.yaml reader and validator)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fmt_time(s):
+    s = int(s)
+    return f"{s // 60}m{s % 60:02d}s"
+
+
+def arch_facts(arch):
+    facts = {}
+    with open(os.path.join(ROOT, "configs", "arch", arch + ".conf")) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#") and "=" in line:
+                k, v = line.split("=", 1)
+                facts[k] = v.strip('"')
+    return facts
+
+
+def last_line(cmd, logfile):
+    """Run a build step, its output to logfile; return its last stdout line or raise."""
+    with open(logfile, "a") as lf:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=lf, text=True)
+    if p.returncode != 0:
+        with open(logfile) as lf:
+            errs = [l.strip() for l in lf if "error" in l.lower()]
+        raise RuntimeError(errs[-1] if errs else f"{' '.join(cmd)} failed (exit {p.returncode})")
+    return p.stdout.strip().splitlines()[-1]
+
+
+class Prep:
+    """Builds what cells need, once per run: kernels, guest images, probes."""
+
+    def __init__(self, logfile):
+        self.logfile = logfile
+        self.done = {}
+
+    def get(self, key, cmd):
+        if key not in self.done:
+            try:
+                self.done[key] = ("ok", last_line(cmd, self.logfile))
+            except RuntimeError as e:
+                self.done[key] = ("error", str(e))
+        status, value = self.done[key]
+        if status != "ok":
+            raise RuntimeError(value)
+        return value
+
+    def kernel(self, arch, tree, config):
+        out = self.get(("kernel", arch, tree, config),
+                       [os.path.join(ROOT, "scripts", "kernel.sh"), arch, tree, config])
+        return os.path.join(out, arch_facts(arch)["KIMAGE"])
+
+    def rootfs(self, arch):
+        return self.get(("rootfs", arch), [os.path.join(ROOT, "rootfs", "build.sh"), arch])
+
+    def probe(self, arch):
+        return self.get(("probe", arch), [os.path.join(ROOT, "scripts", "guest.sh"), arch])
+
+
+def parse_probe(text):
+    """Observations ("# obs: name=value") and probe failures ("not ok") from the KTAP."""
+    obs, broken = {}, []
+    for line in text.splitlines():
+        m = re.match(r"# obs: ([^=]+)=(.*)$", line)
+        if m:
+            obs[m.group(1)] = m.group(2)
+        elif line.startswith("not ok"):
+            broken.append(line)
+    return obs, broken
+
+
+def outcome_of(rc, console):
+    if rc == 0:
+        return "ok"
+    if rc == 124:
+        # systemd's own words when it gives up on the boot, then silence.
+        return "freeze" if "Freezing execution" in console else "timeout"
+    return {126: "kernel-problem", 127: "no-result", 125: "harness-error"}.get(rc, f"exit-{rc}")
+
+
+def run_cell(cell, spec, prep, rundir, args):
+    kname, arch, sname = cell
+    kernel = spec.kernels[kname]
+    scen = spec.scenarios[sname]
+    cdir = os.path.join(rundir, f"{arch}.{kname}.{sname}")
+    os.makedirs(cdir, exist_ok=True)
+    res = {"kernel": kname, "arch": arch, "scenario": sname, "checks": [], "outcome": None}
+    start = time.time()
+    try:
+        image = prep.kernel(arch, kernel["tree"], kernel["config"])
+        rootfs = prep.rootfs(arch)
+        probe = prep.probe(arch)
+    except RuntimeError as e:
+        res["outcome"] = "build-error"
+        res["error"] = str(e)
+        res["checks"].append({"name": "outcome", "expected": "ok", "got": "build-error",
+                              "pass": False})
+        return res
+    script = os.path.join(cdir, "payload.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n# probe steps of scenario %s\nexec /harness/selinux-probe %s\n"
+                % (sname, " ".join(shlex.quote(s) for s in scen["steps"])))
+    expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname)
+    timeout = args.freeze_timeout if expected_outcome == "freeze" else args.timeout
+    cmd = [os.path.join(ROOT, "qemu-run.sh"), "--arch", arch, "--kernel", image,
+           "--rootfs", rootfs, "--script", script, "--files", probe,
+           "--timeout", str(timeout), "--log", os.path.join(cdir, "console.log"),
+           "--out", os.path.join(cdir, "probe.ktap")]
+    if scen.get("append"):
+        cmd += ["--append", scen["append"]]
+    if scen.get("mode"):
+        cmd += ["--selinux-mode", scen["mode"]]
+    with open(os.path.join(cdir, "repro.sh"), "w") as f:
+        f.write("#!/bin/sh\n# Re-run this cell alone:\n#   make matrix ONLY=kernel=%s,arch=%s,scenario=%s\n"
+                "# or boot it by hand (after make kernel/rootfs):\n%s\n"
+                % (kname, arch, sname, " ".join(shlex.quote(c) for c in cmd)))
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    console = open(os.path.join(cdir, "console.log"), errors="replace").read()
+    res["outcome"] = outcome_of(p.returncode, console)
+    res["harness"] = p.stderr.strip()
+    res["seconds"] = round(time.time() - start, 1)
+    res["checks"].append({"name": "outcome", "expected": expected_outcome,
+                          "got": res["outcome"], "pass": res["outcome"] == expected_outcome})
+    ktap = ""
+    if os.path.exists(os.path.join(cdir, "probe.ktap")):
+        ktap = open(os.path.join(cdir, "probe.ktap"), errors="replace").read()
+    obs, broken = parse_probe(ktap)
+    res["observed"] = obs
+    if res["outcome"] == "ok":
+        for b in broken:
+            res["checks"].append({"name": "probe", "expected": "ok", "got": b, "pass": False})
+        for key, want in scen.get("expect", {}).items():
+            want = matrixspec.expected(want, kname)
+            if want is None:
+                continue
+            got = obs.get(key, "missing")
+            res["checks"].append({"name": key, "expected": want, "got": got, "pass": got == want})
+    with open(os.path.join(cdir, "result.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    return res
+
+
+def differential(results, spec):
+    """Kernels that must agree: same arch, same scenario, every observation equal."""
+    checks = []
+    by = {(r["kernel"], r["arch"], r["scenario"]): r for r in results}
+    for pair in spec.agree:
+        a, b = pair["kernels"]
+        for (k, arch, sname), ra in sorted(by.items()):
+            if k != a or (b, arch, sname) not in by:
+                continue
+            rb = by[(b, arch, sname)]
+            keys = sorted(set(ra.get("observed", {})) | set(rb.get("observed", {})))
+            diff = []
+            if ra["outcome"] != rb["outcome"]:
+                diff.append(f"outcome {ra['outcome']} != {rb['outcome']}")
+            for key in keys:
+                if key in pair.get("except", {}):
+                    continue
+                va = ra.get("observed", {}).get(key, "missing")
+                vb = rb.get("observed", {}).get(key, "missing")
+                if va != vb:
+                    diff.append(f"{key}: {va!r} != {vb!r}")
+            checks.append({"name": f"{a} == {b} on {arch} {sname}", "pass": not diff,
+                           "diff": diff, "compared": len(keys) + 1})
+    return checks
+
+
+def write_reports(rundir, results, diffs):
+    lines = []
+    scenarios = []
+    for r in results:
+        if r["scenario"] not in scenarios:
+            scenarios.append(r["scenario"])
+    for sname in scenarios:
+        rows = [r for r in results if r["scenario"] == sname]
+        keys = []
+        for r in rows:
+            for c in r["checks"]:
+                if c["name"] not in keys:
+                    keys.append(c["name"])
+        lines.append(f"== scenario {sname}")
+        head = ["cell"] + keys
+        table = [head]
+        for r in rows:
+            cells = {c["name"]: ("ok" if c["pass"] else "UNEXPECTED:" + c["got"]) for c in r["checks"]}
+            table.append([f"{r['arch']} {r['kernel']}"] + [cells.get(k, "-") for k in keys])
+        # Transposed: observations as rows read better than 30 columns.
+        width = max(len(k) for k in head)
+        cols = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        for i, k in enumerate(head):
+            cellvals = [table[j][i] for j in range(1, len(table))]
+            if i == 0:
+                lines.append(k.ljust(width) + "  " + "  ".join(v.ljust(22) for v in cellvals))
+            else:
+                lines.append(k.ljust(width) + "  " + "  ".join(v[:40].ljust(22) for v in cellvals))
+        lines.append("")
+    if diffs:
+        lines.append("== differential")
+        for d in diffs:
+            lines.append(("ok    " if d["pass"] else "FAIL  ") + d["name"]
+                         + ("" if d["pass"] else ": " + "; ".join(d["diff"][:5])))
+        lines.append("")
+    failing = [r for r in results if not all(c["pass"] for c in r["checks"])]
+    if failing:
+        lines.append("== to reproduce a failing cell")
+        for r in failing:
+            lines.append(f"make matrix ONLY=kernel={r['kernel']},arch={r['arch']},scenario={r['scenario']}")
+    open(os.path.join(rundir, "summary.txt"), "w").write("\n".join(lines) + "\n")
+
+    # KTAP: a test per cell with its checks as subtests, then the differential tests.
+    k = ["KTAP version 1", f"1..{len(results) + len(diffs)}"]
+    for i, r in enumerate(results, 1):
+        k.append("    KTAP version 1")
+        k.append(f"    1..{len(r['checks'])}")
+        for j, c in enumerate(r["checks"], 1):
+            k.append(f"    {'ok' if c['pass'] else 'not ok'} {j} {c['name']}"
+                     + ("" if c["pass"] else f" # expected {c['expected']!r}, got {c['got']!r}"))
+        ok = all(c["pass"] for c in r["checks"])
+        k.append(f"{'ok' if ok else 'not ok'} {i} {r['arch']}.{r['kernel']}.{r['scenario']}")
+    for i, d in enumerate(diffs, len(results) + 1):
+        k.append(f"{'ok' if d['pass'] else 'not ok'} {i} agree: {d['name']}")
+    open(os.path.join(rundir, "results.ktap"), "w").write("\n".join(k) + "\n")
+
+    suite = ET.Element("testsuites")
+    for r in results:
+        ts = ET.SubElement(suite, "testsuite", name=f"{r['arch']}.{r['kernel']}.{r['scenario']}",
+                           tests=str(len(r["checks"])),
+                           failures=str(sum(not c["pass"] for c in r["checks"])))
+        for c in r["checks"]:
+            tc = ET.SubElement(ts, "testcase", classname=ts.get("name"), name=c["name"])
+            if not c["pass"]:
+                ET.SubElement(tc, "failure", message=f"expected {c['expected']!r}, got {c['got']!r}")
+    ts = ET.SubElement(suite, "testsuite", name="differential", tests=str(len(diffs)),
+                       failures=str(sum(not d["pass"] for d in diffs)))
+    for d in diffs:
+        tc = ET.SubElement(ts, "testcase", classname="differential", name=d["name"])
+        if not d["pass"]:
+            ET.SubElement(tc, "failure", message="; ".join(d["diff"]))
+    ET.ElementTree(suite).write(os.path.join(rundir, "junit.xml"), encoding="unicode",
+                                xml_declaration=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"))
+    ap.add_argument("--set", default="default", help="a set from matrix.yaml (default, test)")
+    ap.add_argument("--only", default="", help="filters: key=value[,key=value...]")
+    ap.add_argument("--results", default=os.path.join(ROOT, "results"))
+    ap.add_argument("--run", default=None, help="name of the results folder")
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--freeze-timeout", type=int, default=120)
+    ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
+    args = ap.parse_args()
+
+    try:
+        spec = matrixspec.load(args.matrix, ROOT)
+        cells = spec.cells(args.set, args.only)
+    except matrixspec.MatrixError as e:
+        print(f"matrix: error: {e}", file=sys.stderr)
+        return 2
+    if not cells:
+        print(f"matrix: error: no cell matches set '{args.set}' and ONLY='{args.only}'", file=sys.stderr)
+        return 2
+    if args.list:
+        for c in cells:
+            print(" ".join(c))
+        return 0
+
+    run = args.run or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    rundir = os.path.join(args.results, run)
+    os.makedirs(rundir, exist_ok=True)
+    prep = Prep(os.path.join(rundir, "build.log"))
+    start = time.time()
+    results = []
+    log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
+    for i, cell in enumerate(cells, 1):
+        kname, arch, sname = cell
+        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: building and booting")
+        r = run_cell(cell, spec, prep, rundir, args)
+        bad = [c for c in r["checks"] if not c["pass"]]
+        verdict = "as expected" if not bad else "UNEXPECTED: " + ", ".join(
+            f"{c['name']}={c['got']!r} (want {c['expected']!r})" for c in bad[:4])
+        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: "
+            f"{r['outcome']}, {len(r['checks']) - len(bad)}/{len(r['checks'])} {verdict}"
+            + (f" ({r.get('error')})" if r.get("error") else ""))
+        results.append(r)
+    diffs = differential(results, spec)
+    for d in diffs:
+        log(f"agree {d['name']}: " + ("same" if d["pass"] else "DIFFERENT: " + "; ".join(d["diff"][:4])))
+    write_reports(rundir, results, diffs)
+    nchecks = sum(len(r["checks"]) for r in results) + len(diffs)
+    nbad = sum(not c["pass"] for r in results for c in r["checks"]) + sum(not d["pass"] for d in diffs)
+    badcells = sum(not all(c["pass"] for c in r["checks"]) for r in results)
+    log(f"matrix: {len(cells)} cells in {fmt_time(time.time() - start)}; "
+        f"{nchecks - nbad} checks as expected, {nbad} unexpected in {badcells} cells; "
+        f"summary: {os.path.relpath(os.path.join(rundir, 'summary.txt'), ROOT)}")
+    print(os.path.relpath(rundir, ROOT))
+    return 1 if nbad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * selinux-probe: runs inside the guest as root and reports what the kernel does with
+ * SELinux's runtime-disable node, as KTAP. Each argument is one step, run in order:
+ *
+ *   state:LABEL            lsm list, selinuxfs registered/mounted, attr/current, enforce
+ *   mount                  mount selinuxfs on /sys/fs/selinux if it is not (libselinux
+ *                          unmounts it after writing "disable"); reports if it could
+ *   write:LABEL:DATA[:OFF[:UID]]
+ *                          write DATA to /sys/fs/selinux/disable at offset OFF as UID;
+ *                          DATA "@N" means N bytes of '1', "-" means empty
+ *   config:MODE            set SELINUX=MODE in /etc/selinux/config
+ *   load:LABEL[:ARGS]      run /sbin/load_policy ARGS ("-i" or nothing), report its status
+ *   concurrent:LABEL       4 writers on the node while load_policy runs
+ *   klog:LABEL:TEXT        how many kernel log lines contain TEXT
+ *   hooks                  for each LSM hook table in /proc/kallsyms: is its page RW or ro
+ *                          in /sys/kernel/debug/kernel_page_tables
+ *   cmd:LABEL:PROGRAM      run PROGRAM (no arguments), report its status and first line
+ *
+ * Observations are KTAP diagnostic lines "# obs: NAME=VALUE"; each step is one KTAP test,
+ * "not ok" only when the probe itself could not observe (the host judges the values).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SELINUXFS "/sys/fs/selinux"
+#define NODE SELINUXFS "/disable"
+
+static int step_no;
+
+static void obs(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void obs(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# obs: %s=", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void result(int ok, const char *step)
+{
+	printf("%sok %d %s\n", ok ? "" : "not ", ++step_no, step);
+	fflush(stdout);
+}
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case EINVAL: return "EINVAL";
+	case ENOENT: return "ENOENT";
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case ENOMEM: return "ENOMEM";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case ENODEV: return "ENODEV";
+	default: return strerror(e);
+	}
+}
+
+/*
+ * First line of a file, newline and trailing NULs stripped: "absent" if it cannot be
+ * opened, "error:ERRNO" if reading fails (attr/current without an LSM answers EINVAL).
+ */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(buf, len, "absent");
+		return;
+	}
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		snprintf(buf, len, "error:%s", errname(errno));
+		close(fd);
+		return;
+	}
+	close(fd);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!buf[0])
+		snprintf(buf, len, "empty");
+}
+
+static int file_has_word(const char *path, const char *word)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, word) != NULL;
+	fclose(f);
+	return found;
+}
+
+static int selinuxfs_mounted(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/mounts", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strncmp(line, "selinuxfs ", 10) == 0;
+	fclose(f);
+	return found;
+}
+
+static void step_state(const char *label)
+{
+	char buf[256], name[64];
+
+	read_line("/sys/kernel/security/lsm", buf, sizeof(buf));
+	snprintf(name, sizeof(name), "%s.lsm", label);
+	obs(name, "%s", buf);
+	snprintf(name, sizeof(name), "%s.selinuxfs_registered", label);
+	obs(name, "%s", file_has_word("/proc/filesystems", "selinuxfs") ? "yes" : "no");
+	snprintf(name, sizeof(name), "%s.selinuxfs_mounted", label);
+	obs(name, "%s", selinuxfs_mounted() ? "yes" : "no");
+	read_line("/proc/self/attr/current", buf, sizeof(buf));
+	snprintf(name, sizeof(name), "%s.attr_current", label);
+	obs(name, "%s", buf);
+	snprintf(name, sizeof(name), "%s.enforce", label);
+	if (selinuxfs_mounted()) {
+		read_line(SELINUXFS "/enforce", buf, sizeof(buf));
+		obs(name, "%s", buf);
+	} else {
+		obs(name, "unmounted");
+	}
+	result(1, label);
+}
+
+static void step_mount(void)
+{
+	const char *res = "already";
+
+	if (!selinuxfs_mounted()) {
+		if (mount("selinuxfs", SELINUXFS, "selinuxfs", 0, NULL) == 0)
+			res = "mounted";
+		else
+			res = errname(errno);
+	}
+	obs("mount", "%s", res);
+	result(1, "mount");
+}
+
+/* The result of one write: "count" when the whole buffer was taken, else the errno. */
+static const char *do_write(const char *data, size_t len, off_t off)
+{
+	static char buf[64];
+	ssize_t n;
+	int fd = open(NODE, O_WRONLY);
+
+	if (fd < 0)
+		return errname(errno);
+	n = pwrite(fd, data, len, off);
+	if (n < 0)
+		snprintf(buf, sizeof(buf), "%s", errname(errno));
+	else if ((size_t)n == len)
+		snprintf(buf, sizeof(buf), "count");
+	else
+		snprintf(buf, sizeof(buf), "short:%zd", n);
+	close(fd);
+	return buf;
+}
+
+static void step_write(char *spec)
+{
+	char *label = strsep(&spec, ":");
+	char *data = strsep(&spec, ":");
+	char *off_s = strsep(&spec, ":");
+	char *uid_s = strsep(&spec, ":");
+	char *payload;
+	size_t len;
+	off_t off = off_s ? atol(off_s) : 0;
+	char name[96];
+	int pipefd[2];
+	char res[64] = "";
+	pid_t pid;
+
+	if (!label || !data) {
+		result(0, "write: bad step");
+		return;
+	}
+	if (data[0] == '@') {
+		len = strtoul(data + 1, NULL, 10);
+		payload = malloc(len + 1);
+		memset(payload, '1', len);
+		payload[len] = '\0';
+	} else if (strcmp(data, "-") == 0) {
+		payload = strdup("");
+		len = 0;
+	} else {
+		payload = strdup(data);
+		len = strlen(payload);
+	}
+	snprintf(name, sizeof(name), "write.%s", label);
+	if (!uid_s) {
+		obs(name, "%s", do_write(payload, len, off));
+		free(payload);
+		result(1, name);
+		return;
+	}
+	/* As another user: in a child that drops to UID, so the probe stays root. */
+	if (pipe(pipefd) < 0) {
+		result(0, name);
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		const char *r;
+		uid_t uid = atoi(uid_s);
+
+		close(pipefd[0]);
+		if (setgid(uid) < 0 || setuid(uid) < 0)
+			r = "setuid-failed";
+		else
+			r = do_write(payload, len, off);
+		if (write(pipefd[1], r, strlen(r)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], res, sizeof(res) - 1) < 0)
+		res[0] = '\0';
+	close(pipefd[0]);
+	waitpid(pid, NULL, 0);
+	obs(name, "%s", res[0] ? res : "no-answer");
+	free(payload);
+	result(res[0] != '\0', name);
+}
+
+static void step_config(const char *mode)
+{
+	char cmd[256];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "sed -i 's/^SELINUX=.*/SELINUX=%s/' /etc/selinux/config", mode);
+	rc = system(cmd);
+	obs("config", "%s", rc == 0 ? mode : "failed");
+	result(rc == 0, "config");
+}
+
+/* Run a program, return its exit status (or 128+signal), first output line in line. */
+static int run(char *const argv[], char *line, size_t len)
+{
+	int pipefd[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	line[0] = '\0';
+	if (pipe(pipefd) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	n = read(pipefd[0], line, len - 1);
+	line[n > 0 ? n : 0] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	/* Drain the rest so the child never blocks on a full pipe. */
+	{
+		char sink[4096];
+
+		while (read(pipefd[0], sink, sizeof(sink)) > 0)
+			;
+	}
+	close(pipefd[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void step_load(char *spec)
+{
+	char *label = strsep(&spec, ":");
+	char *args = spec;
+	char *argv[] = { "/sbin/load_policy", args, NULL };
+	char line[256], name[96];
+	int rc;
+
+	if (!args || !args[0])
+		argv[1] = NULL;
+	rc = run(argv, line, sizeof(line));
+	snprintf(name, sizeof(name), "load.%s", label);
+	obs(name, "%d", rc);
+	result(rc >= 0, name);
+}
+
+static void step_cmd(char *spec)
+{
+	char *label = strsep(&spec, ":");
+	char *argv[] = { spec, NULL };
+	char line[256], name[96];
+	int rc;
+
+	if (!spec) {
+		result(0, "cmd: bad step");
+		return;
+	}
+	rc = run(argv, line, sizeof(line));
+	snprintf(name, sizeof(name), "cmd.%s", label);
+	obs(name, "%d %s", rc, line);
+	result(rc >= 0, name);
+}
+
+static void step_concurrent(const char *label)
+{
+	char *argv[] = { "/sbin/load_policy", NULL };
+	char line[256], name[96], seen[256] = "";
+	int pipefd[2], i, rc;
+	pid_t writers[4];
+	FILE *in;
+
+	if (pipe(pipefd) < 0) {
+		result(0, "concurrent");
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		writers[i] = fork();
+		if (writers[i] == 0) {
+			/* Write until the load is over, at least three times, at most 1000. */
+			int k;
+
+			close(pipefd[0]);
+			for (k = 0; k < 1000; k++) {
+				dprintf(pipefd[1], "%s\n", do_write("1", 1, 0));
+				if (k >= 2 && access("/run/probe-stop", F_OK) == 0)
+					break;
+			}
+			_exit(0);
+		}
+	}
+	close(pipefd[1]);
+	rc = run(argv, line, sizeof(line));
+	if (creat("/run/probe-stop", 0600) < 0)
+		perror("creat");
+	in = fdopen(pipefd[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strstr(seen, line) && strlen(seen) + strlen(line) + 2 < sizeof(seen)) {
+			if (seen[0])
+				strcat(seen, ",");
+			strcat(seen, line);
+		}
+	}
+	if (in)
+		fclose(in);
+	for (i = 0; i < 4; i++)
+		waitpid(writers[i], NULL, 0);
+	unlink("/run/probe-stop");
+	snprintf(name, sizeof(name), "concurrent.%s.writes", label);
+	obs(name, "%s", seen[0] ? seen : "none");
+	snprintf(name, sizeof(name), "concurrent.%s.load", label);
+	obs(name, "%d", rc);
+	result(1, "concurrent");
+}
+
+static void step_klog(char *spec)
+{
+	char *label = strsep(&spec, ":");
+	char rec[8192], name[96];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	int count = 0;
+	ssize_t n;
+
+	if (fd < 0 || !spec) {
+		result(0, "klog");
+		return;
+	}
+	/* One record per read; stop at EAGAIN (end of buffer). EPIPE: overwritten, go on. */
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		rec[n] = '\0';
+		if (strstr(rec, spec))
+			count++;
+	}
+	close(fd);
+	snprintf(name, sizeof(name), "klog.%s", label);
+	obs(name, "%d", count);
+	result(1, name);
+}
+
+struct range {
+	unsigned long start, end;
+	int rw;
+};
+
+/* The kernel's own page-table dump: "0xSTART-0xEND  SIZE ... RW|ro ..." per line. */
+static struct range *read_page_tables(size_t *count)
+{
+	FILE *f = fopen("/sys/kernel/debug/kernel_page_tables", "r");
+	struct range *r = NULL;
+	size_t n = 0, cap = 0;
+	char line[512];
+
+	if (!f) {
+		if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
+			f = fopen("/sys/kernel/debug/kernel_page_tables", "r");
+		if (!f)
+			return NULL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		char *tok, *save;
+		int rw = -1;
+
+		if (sscanf(line, "0x%lx-0x%lx", &s, &e) != 2)
+			continue;
+		for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+			if (strcmp(tok, "RW") == 0)
+				rw = 1;
+			else if (strcmp(tok, "ro") == 0)
+				rw = 0;
+		}
+		if (rw < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			r = realloc(r, cap * sizeof(*r));
+		}
+		r[n].start = s;
+		r[n].end = e;
+		r[n].rw = rw;
+		n++;
+	}
+	fclose(f);
+	*count = n;
+	return r;
+}
+
+static int is_hook_table(const char *sym)
+{
+	size_t l = strlen(sym);
+
+	if (strcmp(sym, "security_hook_heads") == 0 || strcmp(sym, "blob_sizes") == 0)
+		return 1;
+	if (l > 6 && strcmp(sym + l - 6, "_hooks") == 0 && !strstr(sym, "nf_"))
+		return 1;
+	return l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0;
+}
+
+static void step_hooks(void)
+{
+	size_t nr = 0, i;
+	struct range *r = read_page_tables(&nr);
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], sym[256], type, name[300];
+	unsigned long addr;
+	int rw_count = 0, ro_count = 0, unknown = 0;
+	char rw_list[1024] = "";
+
+	if (!r || !f) {
+		obs("hooks", "unobservable");
+		result(0, "hooks");
+		if (f)
+			fclose(f);
+		free(r);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		int where = -1;
+
+		if (sscanf(line, "%lx %c %255s", &addr, &type, sym) != 3)
+			continue;
+		/* Data objects only (d, D, r, R, b, B); the lsm list is in security/. */
+		if (!strchr("dDrRbB", type) || !is_hook_table(sym))
+			continue;
+		if (addr == 0) {
+			unknown++;
+			continue;
+		}
+		for (i = 0; i < nr; i++) {
+			if (addr >= r[i].start && addr < r[i].end) {
+				where = r[i].rw;
+				break;
+			}
+		}
+		snprintf(name, sizeof(name), "hooks.%s", sym);
+		obs(name, "%s", where < 0 ? "unmapped" : where ? "RW" : "ro");
+		if (where == 1) {
+			rw_count++;
+			if (strlen(rw_list) + strlen(sym) + 2 < sizeof(rw_list)) {
+				if (rw_list[0])
+					strcat(rw_list, ",");
+				strcat(rw_list, sym);
+			}
+		} else if (where == 0) {
+			ro_count++;
+		} else {
+			unknown++;
+		}
+	}
+	fclose(f);
+	free(r);
+	obs("hooks.writable", "%s", rw_list[0] ? rw_list : "none");
+	obs("hooks.summary", "%d ro, %d RW, %d unknown", ro_count, rw_count, unknown);
+	/* Zero addresses mean kptr_restrict hid them: nothing was observed. */
+	result(ro_count + rw_count > 0, "hooks");
+}
+
+int main(int argc, char **argv)
+{
+	int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("KTAP version 1\n1..%d\n", argc - 1);
+	for (i = 1; i < argc; i++) {
+		char *arg = strdup(argv[i]);
+		char *rest = arg;
+		char *verb = strsep(&rest, ":");
+
+		if (strcmp(verb, "state") == 0)
+			step_state(rest ? rest : "state");
+		else if (strcmp(verb, "mount") == 0)
+			step_mount();
+		else if (strcmp(verb, "write") == 0 && rest)
+			step_write(rest);
+		else if (strcmp(verb, "config") == 0 && rest)
+			step_config(rest);
+		else if (strcmp(verb, "load") == 0 && rest)
+			step_load(rest);
+		else if (strcmp(verb, "concurrent") == 0)
+			step_concurrent(rest ? rest : "c");
+		else if (strcmp(verb, "klog") == 0 && rest)
+			step_klog(rest);
+		else if (strcmp(verb, "hooks") == 0)
+			step_hooks();
+		else if (strcmp(verb, "cmd") == 0 && rest)
+			step_cmd(rest);
+		else
+			result(0, argv[i]);
+		free(arg);
+	}
+	return 0;
+}
