@@ -10,6 +10,7 @@
 # a virtio-serial port: nothing printed on the console can forge a result.
 # The image is never written (the root disk is a snapshot).
 # Exit status: the payload's, or
+#   123  systemd froze the boot ("Freezing execution", then silence; killed)
 #   124  the guest did not finish within --timeout (killed; last console lines printed)
 #   125  bad arguments or qemu could not start
 #   126  the kernel panicked or printed an Oops, BUG or WARNING (lines printed)
@@ -87,7 +88,8 @@ if [ -n "$exec_cmd" ] || [ -n "$script" ] || [ -n "$mode" ] || [ -n "$files" ]; 
 	chmod 755 "$work/payload/run"
 	[ -z "$mode" ] || echo "$mode" >"$work/payload/selinux-mode"
 	[ -z "$files" ] || cp -a "$files/." "$work/payload/"
-	mkfs.ext4 -q -O ^has_journal -d "$work/payload" "$work/payload.img" 64M
+	truncate -s 64M "$work/payload.img"
+	mkfs.ext4 -q -O ^has_journal -d "$work/payload" "$work/payload.img"
 	qemu+=(-drive "file=$work/payload.img,if=none,id=payload,format=raw,readonly=on"
 		-device virtio-blk-pci,drive=payload
 		-device virtio-serial-pci
@@ -100,9 +102,32 @@ if [ "$interactive" = 1 ]; then
 	exec "${qemu[@]}" -serial mon:stdio
 fi
 
-rc=0
-timeout --foreground -k 5 "$timeout" "${qemu[@]}" -serial "file:$log" </dev/null \
-	>"$work/qemu.out" 2>&1 || rc=$?
+# Run qemu in the background and watch the console once a second: the timeout, and
+# systemd freezing the boot ("Freezing execution." then FREEZE_QUIET seconds of silence).
+"${qemu[@]}" -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1 &
+qpid=$!
+rc="" start=$SECONDS last_size=-1 quiet_since=$SECONDS
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 1
+	size=$(stat -c %s "$log")
+	[ "$size" = "$last_size" ] || quiet_since=$SECONDS
+	last_size=$size
+	if grep -q "Freezing execution" "$log" && [ $((SECONDS - quiet_since)) -ge "${FREEZE_QUIET:-10}" ]; then
+		rc=frozen
+	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
+		rc=timeout
+	fi
+	if [ -n "$rc" ]; then
+		kill "$qpid" 2>/dev/null || true
+		sleep 1
+		kill -9 "$qpid" 2>/dev/null || true
+		break
+	fi
+done
+if [ -z "$rc" ]; then
+	rc=0
+	wait "$qpid" || rc=$?
+fi
 
 # A kernel problem overrides any result: the console shows panics, Oopses, BUGs, WARNINGs.
 bad=$(grep -nE 'Kernel panic - not syncing|Oops|BUG:|WARNING:|general protection fault|Unable to handle kernel' "$log" | head -5 || true)
@@ -117,7 +142,12 @@ if [ -n "$bad" ]; then
 	printf '  %s\n' "$bad" >&2
 	exit 126
 fi
-if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+if [ "$rc" = frozen ]; then
+	echo "qemu-run.sh: systemd froze the boot (\"Freezing execution\", then ${FREEZE_QUIET:-10}s of silence); killed (log: $log)" >&2
+	grep -E "Failed to load SELinux policy|Freezing execution" "$log" | sed 's/^/  /' >&2
+	exit 123
+fi
+if [ "$rc" = timeout ]; then
 	echo "qemu-run.sh: timeout: guest still running after ${timeout}s, killed (log: $log); last lines:" >&2
 	tail -5 "$log" | sed 's/^/  /' >&2
 	exit 124

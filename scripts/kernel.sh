@@ -23,8 +23,9 @@ SRC=$BUILD/src/linux-$KERNEL
 # The build folder sits right inside the tree: kbuild then uses srctree=.. and every path
 # it hands the compiler is relative, so ccache hits across the stock and patched trees.
 # build/kernel/<kernel>-<arch>-<config> is a link to it, the name users see.
-OUT=$SRC/build-$ARCH_IN-$CONFIG
-LINK=$BUILD/kernel/$KERNEL-$ARCH_IN-$CONFIG
+# BUILD_SUFFIX: a separate build folder for the same config (make bench's cold build).
+OUT=$SRC/build-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
+LINK=$BUILD/kernel/$KERNEL-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
 mkdir -p "$OUT" "$BUILD/kernel"
 ln -sfn "$OUT" "$LINK"
 

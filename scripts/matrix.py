@@ -100,10 +100,10 @@ def parse_probe(text):
 def outcome_of(rc, console):
     if rc == 0:
         return "ok"
-    if rc == 124:
-        # systemd's own words when it gives up on the boot, then silence.
-        return "freeze" if "Freezing execution" in console else "timeout"
-    return {126: "kernel-problem", 127: "no-result", 125: "harness-error"}.get(rc, f"exit-{rc}")
+    if rc == 123:
+        # qemu-run.sh saw systemd's "Freezing execution." and then silence.
+        return "freeze"
+    return {124: "timeout", 126: "kernel-problem", 127: "no-result", 125: "harness-error"}.get(rc, f"exit-{rc}")
 
 
 def run_cell(cell, spec, prep, rundir, args):
@@ -125,11 +125,15 @@ def run_cell(cell, spec, prep, rundir, args):
                               "pass": False})
         return res
     script = os.path.join(cdir, "payload.sh")
+    facts = arch_facts(arch)
+    # @KEY@ in a step is the arch data file's KEY (e.g. where the page tables are dumped).
+    steps = [re.sub(r"@([A-Z_]+)@", lambda m: facts.get(m.group(1), m.group(0)), s)
+             for s in scen["steps"]]
     with open(script, "w") as f:
         f.write("#!/bin/sh\n# probe steps of scenario %s\nexec /harness/selinux-probe %s\n"
-                % (sname, " ".join(shlex.quote(s) for s in scen["steps"])))
+                % (sname, " ".join(shlex.quote(s) for s in steps)))
     expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname)
-    timeout = args.freeze_timeout if expected_outcome == "freeze" else args.timeout
+    timeout = args.timeout
     cmd = [os.path.join(ROOT, "qemu-run.sh"), "--arch", arch, "--kernel", image,
            "--rootfs", rootfs, "--script", script, "--files", probe,
            "--timeout", str(timeout), "--log", os.path.join(cdir, "console.log"),
@@ -277,7 +281,6 @@ def main():
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
     ap.add_argument("--run", default=None, help="name of the results folder")
     ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("--freeze-timeout", type=int, default=120)
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
     args = ap.parse_args()
 

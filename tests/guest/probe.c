@@ -13,8 +13,8 @@
  *   load:LABEL[:ARGS]      run /sbin/load_policy ARGS ("-i" or nothing), report its status
  *   concurrent:LABEL       4 writers on the node while load_policy runs
  *   klog:LABEL:TEXT        how many kernel log lines contain TEXT
- *   hooks                  for each LSM hook table in /proc/kallsyms: is its page RW or ro
- *                          in /sys/kernel/debug/kernel_page_tables
+ *   hooks:PTDUMP           for each LSM hook table in /proc/kallsyms: is its page RW or ro
+ *                          in the kernel's page-table dump PTDUMP (a debugfs file)
  *   cmd:LABEL:PROGRAM      run PROGRAM (no arguments), report its status and first line
  *
  * Observations are KTAP diagnostic lines "# obs: NAME=VALUE"; each step is one KTAP test,
@@ -417,16 +417,16 @@ struct range {
 };
 
 /* The kernel's own page-table dump: "0xSTART-0xEND  SIZE ... RW|ro ..." per line. */
-static struct range *read_page_tables(size_t *count)
+static struct range *read_page_tables(const char *path, size_t *count)
 {
-	FILE *f = fopen("/sys/kernel/debug/kernel_page_tables", "r");
+	FILE *f = fopen(path, "r");
 	struct range *r = NULL;
 	size_t n = 0, cap = 0;
 	char line[512];
 
 	if (!f) {
 		if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) == 0)
-			f = fopen("/sys/kernel/debug/kernel_page_tables", "r");
+			f = fopen(path, "r");
 		if (!f)
 			return NULL;
 	}
@@ -470,10 +470,10 @@ static int is_hook_table(const char *sym)
 	return l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0;
 }
 
-static void step_hooks(void)
+static void step_hooks(const char *ptdump)
 {
 	size_t nr = 0, i;
-	struct range *r = read_page_tables(&nr);
+	struct range *r = ptdump ? read_page_tables(ptdump, &nr) : NULL;
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512], sym[256], type, name[300];
 	unsigned long addr;
@@ -555,7 +555,7 @@ int main(int argc, char **argv)
 		else if (strcmp(verb, "klog") == 0 && rest)
 			step_klog(rest);
 		else if (strcmp(verb, "hooks") == 0)
-			step_hooks();
+			step_hooks(rest);
 		else if (strcmp(verb, "cmd") == 0 && rest)
 			step_cmd(rest);
 		else

@@ -1,0 +1,55 @@
+#!/bin/bash
+# make bench: measure what the issues set targets for, on this machine, and print a table.
+#   cold kernel build (no ccache, fresh build folder) and no-change rebuild, per arch;
+#   guest image build, cold (fresh cache) and cached, per arch;
+#   boot: qemu start to the payload's result (median of 3), per arch;
+#   with BENCH_TEST=1 also a warm "make test".
+# BENCH_ARCHES (default "x86_64 arm64") and BENCH_COLD=0 (skip the cold builds) trim it.
+set -eu
+. "$(dirname "$0")/lib.sh"
+arches=${BENCH_ARCHES:-x86_64 arm64}
+rows=()
+row() { rows+=("$(printf '%-44s %10s %12s' "$1" "$2" "$3")"); info "$1: $2"; }
+secs() { local s=$SECONDS; "$@" >/dev/null 2>>"$BUILD/bench.log" || return 1; echo $((SECONDS - s)); }
+mkdir -p "$BUILD"
+: >"$BUILD/bench.log"
+
+declare -A cold_target=([x86_64]=360 [arm64]=420) rootfs_target=([x86_64]=180 [arm64]=360)
+for a in $arches; do
+	load_arch "$a"
+	if [ "${BENCH_COLD:-1}" = 1 ]; then
+		# A private build folder and no ccache: a true cold build of the selinux config.
+		"$ROOT/scripts/patch.sh" >/dev/null 2>&1
+		tree=$BUILD/src/linux-6.1-patched
+		rm -rf "$tree/build-$a-selinux-bench"
+		t=$(CCACHE_DISABLE=1 BUILD_SUFFIX=-bench secs "$ROOT/scripts/kernel.sh" "$a" 6.1-patched selinux) ||
+			t=failed
+		rm -rf "$tree/build-$a-selinux-bench" "$BUILD/kernel/6.1-patched-$a-selinux-bench"
+		row "$a kernel build, cold (selinux, no ccache)" "${t}s" "<= ${cold_target[$a]}s"
+	fi
+	"$ROOT/scripts/kernel.sh" "$a" 6.1-patched selinux >/dev/null 2>>"$BUILD/bench.log"
+	t=$(secs "$ROOT/scripts/kernel.sh" "$a" 6.1-patched selinux) || t=failed
+	row "$a kernel rebuild, nothing changed" "${t}s" "<= 30s"
+	if [ "${BENCH_COLD:-1}" = 1 ]; then
+		t=$(XDG_CACHE_HOME=$BUILD/bench-cache secs "$ROOT/rootfs/build.sh" "$a") || t=failed
+		rm -rf "$BUILD/bench-cache"
+		row "$a guest image build, cold" "${t}s" "<= ${rootfs_target[$a]}s"
+	fi
+	img=$("$ROOT/rootfs/build.sh" "$a" 2>/dev/null | tail -1)
+	t=$(secs "$ROOT/rootfs/build.sh" "$a") || t=failed
+	row "$a guest image, cached" "${t}s" "~0s"
+	k=$BUILD/kernel/6.1-patched-$a-selinux/$KIMAGE
+	times=()
+	for _ in 1 2 3; do
+		t=$(secs "$ROOT/qemu-run.sh" --arch "$a" --kernel "$k" --rootfs "$img" --exec true) || t=failed
+		times+=("$t")
+	done
+	med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
+	row "$a boot to payload result (median of 3)" "${med}s" "<= 25s"
+done
+if [ "${BENCH_TEST:-0}" = 1 ]; then
+	t=$(secs make -C "$ROOT" test) || t="${t:-failed}"
+	row "make test, warm" "${t}s" "<= 720s"
+fi
+printf '%-44s %10s %12s\n' "measure" "here" "target"
+printf '%s\n' "${rows[@]}"
