@@ -97,6 +97,18 @@ def parse_probe(text):
     return obs, broken
 
 
+def compare(scen, kname, obs, broken):
+    """One check per expected observation of the scenario, plus one per probe failure."""
+    checks = [{"name": "probe", "expected": "ok", "got": b, "pass": False} for b in broken]
+    for key, want in scen.get("expect", {}).items():
+        want = matrixspec.expected(want, kname)
+        if want is None:
+            continue
+        got = obs.get(key, "missing")
+        checks.append({"name": key, "expected": want, "got": got, "pass": got == want})
+    return checks
+
+
 def outcome_of(rc, console):
     if rc == 0:
         return "ok"
@@ -159,14 +171,7 @@ def run_cell(cell, spec, prep, rundir, args):
     obs, broken = parse_probe(ktap)
     res["observed"] = obs
     if res["outcome"] == "ok":
-        for b in broken:
-            res["checks"].append({"name": "probe", "expected": "ok", "got": b, "pass": False})
-        for key, want in scen.get("expect", {}).items():
-            want = matrixspec.expected(want, kname)
-            if want is None:
-                continue
-            got = obs.get(key, "missing")
-            res["checks"].append({"name": key, "expected": want, "got": got, "pass": got == want})
+        res["checks"] += compare(scen, kname, obs, broken)
     with open(os.path.join(cdir, "result.json"), "w") as f:
         json.dump(res, f, indent=1)
     return res

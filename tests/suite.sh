@@ -188,3 +188,8 @@ t_matrix_bad_input() {
 t_matrix_test_set() {
 	"$S/matrix.sh" --set test --run make-test
 }
+
+# The runner's comparison and differential logic on captured real probe output.
+t_matrix_runner_selftest() {
+	python3 -m unittest -v "$ROOT/tests/host/test_matrix.py" 2>&1
+}

@@ -1,0 +1,94 @@
+"""Self-tests of the matrix runner on captured real probe output (tests/host/fixtures),
+including the ugly cases: output cut off mid-way, wrong expectations, kernels that
+disagree. Fast: no kernel, no boot."""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import matrix  # noqa: E402
+import matrixspec  # noqa: E402
+
+
+def fixture(name):
+    with open(os.path.join(HERE, "fixtures", name)) as f:
+        return f.read()
+
+
+class Probe(unittest.TestCase):
+    def setUp(self):
+        self.spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+        self.scen = self.spec.scenarios["permissive"]
+
+    def test_real_output_matches_stock(self):
+        obs, broken = matrix.parse_probe(fixture("stock-x86_64-permissive.ktap"))
+        self.assertEqual(broken, [])
+        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        self.assertTrue(checks)
+        self.assertEqual([c for c in checks if not c["pass"]], [])
+
+    def test_same_output_fails_for_patched(self):
+        # Stock answers EINVAL where the patched kernel must answer count: must not pass.
+        obs, broken = matrix.parse_probe(fixture("stock-x86_64-permissive.ktap"))
+        bad = [c["name"] for c in matrix.compare(self.scen, "6.1-patched", obs, broken) if not c["pass"]]
+        self.assertIn("write.one", bad)
+        self.assertIn("klog.pruned", bad)
+
+    def test_cut_off_output_is_missing_not_passed(self):
+        obs, broken = matrix.parse_probe(fixture("cut-off.ktap"))
+        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        missing = [c for c in checks if c["got"] == "missing"]
+        self.assertTrue(missing)
+        self.assertTrue(all(not c["pass"] for c in missing))
+
+    def test_probe_failure_is_a_failure(self):
+        obs, broken = matrix.parse_probe("# obs: hooks=unobservable\nnot ok 13 hooks\n")
+        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        self.assertFalse(checks[0]["pass"])
+        self.assertEqual(checks[0]["name"], "probe")
+
+    def test_outcomes(self):
+        self.assertEqual(matrix.outcome_of(0, ""), "ok")
+        self.assertEqual(matrix.outcome_of(123, ""), "freeze")
+        self.assertEqual(matrix.outcome_of(124, "Freezing execution"), "timeout")
+        self.assertEqual(matrix.outcome_of(126, ""), "kernel-problem")
+        self.assertEqual(matrix.outcome_of(127, ""), "no-result")
+
+
+class Differential(unittest.TestCase):
+    def setUp(self):
+        self.spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+
+    def cell(self, kernel, obs, outcome="ok"):
+        return {"kernel": kernel, "arch": "x86_64", "scenario": "permissive",
+                "outcome": outcome, "observed": obs, "checks": []}
+
+    def test_agreeing_kernels_pass(self):
+        r = [self.cell("6.1-patched", {"write.one": "count"}), self.cell("6.12", {"write.one": "count"})]
+        d = [x for x in matrix.differential(r, self.spec) if "6.12" in x["name"]]
+        self.assertEqual(len(d), 1)
+        self.assertTrue(d[0]["pass"])
+
+    def test_disagreeing_kernels_fail(self):
+        r = [self.cell("6.1-patched", {"write.one": "count"}), self.cell("6.12", {"write.one": "EINVAL"})]
+        d = [x for x in matrix.differential(r, self.spec) if "6.12" in x["name"]]
+        self.assertFalse(d[0]["pass"])
+        self.assertIn("write.one", d[0]["diff"][0])
+
+    def test_listed_exception_is_allowed(self):
+        r = [self.cell("6.1-patched-reject", {"write.one": "EINVAL", "klog.pruned": "1"}),
+             self.cell("6.1-stock", {"write.one": "EINVAL", "klog.pruned": "0"})]
+        d = [x for x in matrix.differential(r, self.spec) if "reject" in x["name"]]
+        self.assertTrue(d[0]["pass"])
+
+    def test_missing_observation_disagrees(self):
+        r = [self.cell("6.1-patched", {"write.one": "count", "hooks.writable": "none"}),
+             self.cell("6.12", {"write.one": "count"})]
+        d = [x for x in matrix.differential(r, self.spec) if "6.12" in x["name"]]
+        self.assertFalse(d[0]["pass"])
+
+
+if __name__ == "__main__":
+    unittest.main()
