@@ -64,27 +64,28 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 	make "${MAKE_ARGS[@]}" olddefconfig >>"$OUT/config.log" 2>&1 ||
 		die "olddefconfig failed, see $OUT/config.log"
 	# Every requested option must have survived (kunit.py's validate_config, in shell).
-	lost=""
+	# As in merge_config.sh, a later fragment's value for a symbol replaces an earlier one.
+	declare -A want=() vanish=()
 	for f in $FRAGS; do
-		vanish=""
+		v=""
 		while IFS= read -r line; do
 			case "$line" in
-			"# may-vanish-on:"*) vanish=${line#\# may-vanish-on:}; continue ;;
-			CONFIG_*=*) want=$line; sym=${line%%=*} ;;
-			"# CONFIG_"*" is not set") want=$line; sym=${line#\# }; sym=${sym%% *} ;;
-			*) vanish=""; continue ;;
+			"# may-vanish-on:"*) v=${line#\# may-vanish-on:}; continue ;;
+			CONFIG_*=*) sym=${line%%=*} ;;
+			"# CONFIG_"*" is not set") sym=${line#\# }; sym=${sym%% *} ;;
+			*) v=""; continue ;;
 			esac
-			if ! grep -qxF "$want" "$OUT/.config"; then
-				case " $vanish " in
-				*" $KERNEL "*) ;;
-				*)
-					have=$(grep -E "^$sym=|^# $sym is not set" "$OUT/.config" || echo "absent")
-					lost="$lost $want (got: $have);"
-					;;
-				esac
-			fi
-			vanish=""
+			want[$sym]=$line
+			vanish[$sym]=$v
+			v=""
 		done <"$f"
+	done
+	lost=""
+	for sym in "${!want[@]}"; do
+		grep -qxF "${want[$sym]}" "$OUT/.config" && continue
+		case " ${vanish[$sym]} " in *" $KERNEL "*) continue ;; esac
+		have=$(grep -E "^$sym=|^# $sym is not set" "$OUT/.config" || echo "absent")
+		lost="$lost ${want[$sym]} (got: $have);"
 	done
 	[ -z "$lost" ] || die "$ARCH_IN $KERNEL $CONFIG: options lost after olddefconfig:$lost"
 	echo "$sum" >"$OUT/.config-from"

@@ -69,8 +69,13 @@ t_sections_x86_64_legacy_writable() {
 
 t_sections_x86_64_patched_lsm_all() {
 	o=$(kbuild x86_64 6.1-patched lsm-all)
-	# shellcheck disable=SC2086
-	"$H/check-sections.sh" --expect ro --require "$(echo $ALL_TABLES)" "$o/vmlinux" "$B/src/linux-6.1-patched"
+	"$H/check-sections.sh" --expect ro --require "${ALL_TABLES//$'\n'/ }" "$o/vmlinux" "$B/src/linux-6.1-patched"
+}
+
+# The shim flag's reject build keeps the tables read-only too.
+t_sections_x86_64_patched_reject() {
+	o=$(kbuild x86_64 6.1-patched selinux-reject)
+	"$H/check-sections.sh" --expect ro --require "$SEL_TABLES" "$o/vmlinux" "$B/src/linux-6.1-patched"
 }
 
 # Negative control for the SafeSetID patch: on stock 6.1 with every LSM, the check must
@@ -93,8 +98,7 @@ qboot() {
 	o=$(kbuild "$1" "$2" "$3")
 	shift 3
 	img=$("$ROOT/rootfs/build.sh" "$arch" | tail -1)
-	# shellcheck disable=SC1090
-	kimage=$(. "$ROOT/configs/arch/$arch.conf" && echo "$KIMAGE")
+	kimage=$(sed -n 's/^KIMAGE=//p' "$ROOT/configs/arch/$arch.conf")
 	"$ROOT/qemu-run.sh" --arch "$arch" --kernel "$o/$kimage" --rootfs "$img" "$@"
 }
 
@@ -141,16 +145,23 @@ t_harness_bad_input() {
 	rc=0
 	err=$("$ROOT/qemu-run.sh" --arch sparc --kernel x --rootfs y --exec true 2>&1) || rc=$?
 	echo "$err"
-	[ "$rc" -eq 125 ] && [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "unknown arch 'sparc'" ||
-		{ echo "not ok: unknown arch"; return 1; }
+	if [ "$rc" -ne 125 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
+		echo "not ok: unknown arch"
+		return 1
+	fi
 	rc=0
 	err=$("$S/kernel.sh" x86_64 6.1 nosuchconfig 2>&1) || rc=$?
 	echo "$err"
-	[ "$rc" -ne 0 ] && echo "$err" | grep -q "unknown config 'nosuchconfig' (one of:" ||
-		{ echo "not ok: unknown config"; return 1; }
+	if [ "$rc" -eq 0 ] || ! echo "$err" | grep -q "unknown config 'nosuchconfig' (one of:"; then
+		echo "not ok: unknown config"
+		return 1
+	fi
 	rc=0
 	err=$("$S/kernel.sh" x86_64 5.10 selinux 2>&1) || rc=$?
-	[ "$rc" -ne 0 ] && echo "$err" | grep -q "unknown kernel '5.10'" || { echo "not ok: unknown kernel"; return 1; }
+	if [ "$rc" -eq 0 ] || ! echo "$err" | grep -q "unknown kernel '5.10'"; then
+		echo "not ok: unknown kernel"
+		return 1
+	fi
 	echo "ok: bad arch, config and kernel refused with one line"
 }
 
@@ -177,9 +188,17 @@ t_matrix_bad_input() {
 	rc=0
 	err=$(python3 "$S/matrix.py" --only arch=sparc --list 2>&1) || rc=$?
 	echo "$err"
-	[ "$rc" -eq 2 ] && echo "$err" | grep -q "unknown arch 'sparc'" || fails=$((fails + 1))
+	if [ "$rc" -ne 2 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
+		fails=$((fails + 1))
+	fi
 	rm -rf "$tmp"
 	[ "$fails" -eq 0 ]
+}
+
+
+# The runner's comparison and differential logic on captured real probe output.
+t_matrix_runner_selftest() {
+	python3 -m unittest -v "$ROOT/tests/host/test_matrix.py" 2>&1
 }
 
 # The CI slice of the matrix: patched on both arches and every scenario, the reject
@@ -187,9 +206,4 @@ t_matrix_bad_input() {
 # differential pairs in agreement.
 t_matrix_test_set() {
 	"$S/matrix.sh" --set test --run make-test
-}
-
-# The runner's comparison and differential logic on captured real probe output.
-t_matrix_runner_selftest() {
-	python3 -m unittest -v "$ROOT/tests/host/test_matrix.py" 2>&1
 }

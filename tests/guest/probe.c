@@ -470,8 +470,15 @@ static int is_hook_table(const char *sym)
 	return l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void step_hooks(const char *ptdump)
 {
+	char *writable[256];
+	int nw = 0, k;
 	size_t nr = 0, i;
 	struct range *r = ptdump ? read_page_tables(ptdump, &nr) : NULL;
 	FILE *f = fopen("/proc/kallsyms", "r");
@@ -510,11 +517,8 @@ static void step_hooks(const char *ptdump)
 		obs(name, "%s", where < 0 ? "unmapped" : where ? "RW" : "ro");
 		if (where == 1) {
 			rw_count++;
-			if (strlen(rw_list) + strlen(sym) + 2 < sizeof(rw_list)) {
-				if (rw_list[0])
-					strcat(rw_list, ",");
-				strcat(rw_list, sym);
-			}
+			if (nw < 256)
+				writable[nw++] = strdup(sym);
 		} else if (where == 0) {
 			ro_count++;
 		} else {
@@ -523,6 +527,16 @@ static void step_hooks(const char *ptdump)
 	}
 	fclose(f);
 	free(r);
+	/* Sorted by name, so that the list does not depend on link order. */
+	qsort(writable, nw, sizeof(writable[0]), cmp_str);
+	for (k = 0; k < nw; k++) {
+		if (strlen(rw_list) + strlen(writable[k]) + 2 < sizeof(rw_list)) {
+			if (rw_list[0])
+				strcat(rw_list, ",");
+			strcat(rw_list, writable[k]);
+		}
+		free(writable[k]);
+	}
 	obs("hooks.writable", "%s", rw_list[0] ? rw_list : "none");
 	obs("hooks.summary", "%d ro, %d RW, %d unknown", ro_count, rw_count, unknown);
 	/* Zero addresses mean kptr_restrict hid them: nothing was observed. */

@@ -15,23 +15,24 @@ cp -a "$work/good/." "$work/bad/"
 # Break the context of the one hunk of 0008, the only patch touching SafeSetID.
 sed -i 's/LSM_HOOK_INIT(task_fix_setuid, safesetid_task_fix_setuid),/LSM_HOOK_INIT(task_fix_setuid, changed),/' \
 	"$work/bad/security/safesetid/lsm.c"
+bad=0
+check() { # check N DESCRIPTION CONDITION...
+	local n=$1 what=$2
+	shift 2
+	if "$@"; then echo "ok $n $what"; else echo "not ok $n $what"; bad=$((bad + 1)); fi
+}
 echo "KTAP version 1"
 echo "1..3"
-if "$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/good" >/dev/null 2>&1; then
-	echo "ok 1 series applies to the pristine files"
-else
-	echo "not ok 1 series applies to the pristine files"
-fi
+check 1 "series applies to the pristine files" \
+	"$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/good" 2>/dev/null
 rc=0
-err=$("$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/bad" 2>&1 >/dev/null | grep error) || rc=$?
+"$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/bad" >/dev/null 2>"$work/err" || rc=$?
+err=$(grep error "$work/err" || true)
 echo "# $err"
-if [ "$(echo "$err" | wc -l)" -eq 1 ] && echo "$err" | grep -q "0008-LSM-SafeSetID.*security/safesetid/lsm.c: Hunk #1 FAILED"; then
-	echo "ok 2 one error line names 0008, safesetid/lsm.c and the hunk"
-else
-	echo "not ok 2 one error line names 0008, safesetid/lsm.c and the hunk"
-fi
-if "$root/scripts/apply-series.sh" "$root/patches/6.1" "$work/bad" >/dev/null 2>&1; then
-	echo "not ok 3 exit status non-zero on failure"
-else
-	echo "ok 3 exit status non-zero on failure"
-fi
+names_hunk() {
+	[ "$(echo "$err" | wc -l)" -eq 1 ] &&
+		echo "$err" | grep -q "0008-LSM-SafeSetID.*security/safesetid/lsm.c: Hunk #1 FAILED"
+}
+check 2 "one error line names 0008, safesetid/lsm.c and the hunk" names_hunk
+check 3 "exit status non-zero on failure" [ "$rc" -ne 0 ]
+[ "$bad" -eq 0 ]
