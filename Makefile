@@ -23,6 +23,9 @@ patch: ## make build/src/linux-6.1-patched from patches/6.1/series
 kernel: ## build one kernel (ARCH, KERNEL, CONFIG); prints its build folder
 	@scripts/kernel.sh "$(ARCH)" "$(KERNEL)" "$(CONFIG)"
 
+rootfs: ## build (or reuse) the bookworm guest image for ARCH; prints its path
+	@rootfs/build.sh "$(ARCH)"
+
 checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1
 
