@@ -174,8 +174,8 @@ t_matrix_bad_input() {
 	printf 'kernels: [\n' >"$tmp/notyaml.yaml"
 	printf 'kernels:\n  a: {tree: "6.1", config: selinux}\nscenarios:\n  s:\n    steps: [state]\n    expect:\n      x: {nokernel: "1"}\nsets: {default: [{}]}\n' >"$tmp/badexpect.yaml"
 	fails=0
-	for f in badtree:2:tree badstep:5:steps notyaml:2: badexpect:7:nokernel; do
-		name=${f%%:*} want=${f#*:}
+	for f in "badtree|2: tree" "badstep|5: steps" "notyaml|2: not valid YAML" "badexpect|7: nokernel"; do
+		name=${f%%|*} want=${f#*|}
 		rc=0
 		err=$(python3 "$S/matrix.py" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
 		echo "$name: rc=$rc: $err"
