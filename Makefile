@@ -7,7 +7,7 @@ ONLY ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch kernel rootfs run matrix test bench checkpatch lint clean
+.PHONY: help source patch kernel rootfs arch-check matrix test bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -28,6 +28,9 @@ rootfs: ## build (or reuse) the bookworm guest image for ARCH; prints its path
 
 checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1
+
+arch-check: ## build the patched tree for every arch Debian cross-compiles (long); table
+	@scripts/arch-check.sh $(ARCHES)
 
 matrix: ## build and boot the default matrix (ONLY=key=value,... for a slice)
 	@scripts/matrix.sh $(if $(ONLY),--only "$(ONLY)")
