@@ -459,15 +459,28 @@ static struct range *read_page_tables(const char *path, size_t *count)
 	return r;
 }
 
+/*
+ * The LSM tables: the shared heads and blob sizes, and each LSM's "<lsm>..._hooks" and
+ * "*_blob_sizes". Other "*_hooks" symbols (arm64's sys64_hooks, netfilter's) are not LSM's.
+ */
 static int is_hook_table(const char *sym)
 {
-	size_t l = strlen(sym);
+	static const char *const lsms[] = {
+		"selinux", "smack", "tomoyo", "apparmor", "landlock", "yama", "loadpin",
+		"lockdown", "bpf_lsm", "capability", "safesetid", "integrity", "ima", "evm",
+	};
+	size_t l = strlen(sym), i;
 
 	if (strcmp(sym, "security_hook_heads") == 0 || strcmp(sym, "blob_sizes") == 0)
 		return 1;
-	if (l > 6 && strcmp(sym + l - 6, "_hooks") == 0 && !strstr(sym, "nf_"))
+	if (l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0)
 		return 1;
-	return l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0;
+	if (l <= 6 || strcmp(sym + l - 6, "_hooks") != 0)
+		return 0;
+	for (i = 0; i < sizeof(lsms) / sizeof(lsms[0]); i++)
+		if (strncmp(sym, lsms[i], strlen(lsms[i])) == 0)
+			return 1;
+	return 0;
 }
 
 static int cmp_str(const void *a, const void *b)
