@@ -192,7 +192,7 @@ def differential(results, spec):
             if ra["outcome"] != rb["outcome"]:
                 diff.append(f"outcome {ra['outcome']} != {rb['outcome']}")
             for key in keys:
-                if key in pair.get("except", {}):
+                if key in pair.get("except", {}) or f"{sname}/{key}" in pair.get("except", {}):
                     continue
                 va = ra.get("observed", {}).get(key, "missing")
                 vb = rb.get("observed", {}).get(key, "missing")

@@ -471,7 +471,9 @@ static int is_hook_table(const char *sym)
 	};
 	size_t l = strlen(sym), i;
 
-	if (strcmp(sym, "security_hook_heads") == 0 || strcmp(sym, "blob_sizes") == 0)
+	/* 6.1's hook lists; 6.12 calls hooks through static_calls_table instead. */
+	if (strcmp(sym, "security_hook_heads") == 0 || strcmp(sym, "blob_sizes") == 0 ||
+	    strcmp(sym, "static_calls_table") == 0)
 		return 1;
 	if (l > 11 && strcmp(sym + l - 11, "_blob_sizes") == 0)
 		return 1;
