@@ -20,14 +20,25 @@ case "$expect" in ro | rw) ;; *) echo "check-sections.sh: --expect must be ro or
 vmlinux=$1 src=$2 nm=${3:-nm}
 [ -f "$vmlinux" ] || { echo "check-sections.sh: no such vmlinux: $vmlinux" >&2; exit 2; }
 
+lists=$(grep -rhoE 'struct security_hook_list [a-z0-9_]+\[\]' "$src/security" |
+	awk '{print $3}' | tr -d '[]' | sort -u)
 names=$( {
 	echo security_hook_heads
-	grep -rhoE 'struct (security_hook_list [a-z0-9_]+\[\]|lsm_blob_sizes [a-z0-9_]+ )' \
-		"$src/security" | awk '{print $3}' | tr -d '[]'
+	echo "$lists"
+	grep -rhoE 'struct lsm_blob_sizes [a-z0-9_]+ ' "$src/security" | awk '{print $3}'
 } | sort -u)
 
 syms=$("$nm" "$vmlinux")
-addr() { echo "$syms" | awk -v s="$1" '$3 == s {print $1}'; }
+# A hook list is always initialised (LSM_HOOK_INIT entries), so a .bss symbol of the same
+# name is some other object (kernel/bpf's BTF id set "bpf_lsm_hooks"); heads and blob
+# sizes may be uninitialised, and on a legacy kernel sit in .bss.
+addr() {
+	if echo "$lists" | grep -qx "$1"; then
+		echo "$syms" | awk -v s="$1" '$3 == s && $2 !~ /^[bB]$/ {print $1}'
+	else
+		echo "$syms" | awk -v s="$1" '$3 == s {print $1}'
+	fi
+}
 start=$(addr __start_ro_after_init)
 end=$(addr __end_ro_after_init)
 if [ -z "$start" ] || [ -z "$end" ]; then
