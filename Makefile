@@ -7,7 +7,7 @@ ONLY ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch kernel rootfs arch-check matrix test bench checkpatch lint clean
+.PHONY: help source patch kernel rootfs advisor arch-check matrix test bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -25,6 +25,9 @@ kernel: ## build one kernel (ARCH, KERNEL, CONFIG); prints its build folder
 
 rootfs: ## build (or reuse) the bookworm guest image for ARCH; prints its path
 	@rootfs/build.sh "$(ARCH)"
+
+advisor: ## build selinux-migrate-check for ARCH (static); prints the binary's path
+	@echo "$$(scripts/guest.sh "$(ARCH)")/selinux-migrate-check"
 
 checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1

@@ -165,6 +165,12 @@ t_harness_bad_input() {
 	echo "ok: bad arch, config and kernel refused with one line"
 }
 
+# --- the admins' migration check ----------------------------------------------------
+t_advisor_fixtures() {
+	d=$("$S/guest.sh" x86_64)
+	"$H/migrate-check.sh" "$d/selinux-migrate-check"
+}
+
 # --- the matrix ----------------------------------------------------------------------
 # matrix.yaml errors: one line naming file, line and key; exit 2; no traceback.
 t_matrix_bad_input() {

@@ -15,7 +15,8 @@
  *   klog:LABEL:TEXT        how many kernel log lines contain TEXT
  *   hooks:PTDUMP           for each LSM hook table in /proc/kallsyms: is its page RW or ro
  *                          in the kernel's page-table dump PTDUMP (a debugfs file)
- *   cmd:LABEL:PROGRAM      run PROGRAM (no arguments), report its status and first line
+ *   cmd:LABEL:PROGRAM [ARG...]  run PROGRAM with the space-separated ARGs, report its
+ *                          status and first line
  *
  * Observations are KTAP diagnostic lines "# obs: NAME=VALUE"; each step is one KTAP test,
  * "not ok" only when the probe itself could not observe (the host judges the values).
@@ -316,11 +317,17 @@ static void step_load(char *spec)
 static void step_cmd(char *spec)
 {
 	char *label = strsep(&spec, ":");
-	char *argv[] = { spec, NULL };
+	char *argv[9] = { NULL };
 	char line[256], name[96];
-	int rc;
+	int rc, n = 0;
 
-	if (!spec) {
+	while (spec && n < 8) {
+		char *w = strsep(&spec, " ");
+
+		if (*w)
+			argv[n++] = w;
+	}
+	if (!n) {
 		result(0, "cmd: bad step");
 		return;
 	}
