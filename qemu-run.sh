@@ -130,7 +130,9 @@ if [ -z "$rc" ]; then
 fi
 
 # A kernel problem overrides any result: the console shows panics, Oopses, BUGs, WARNINGs.
-bad=$(grep -nE 'Kernel panic - not syncing|Oops|BUG:|WARNING:|general protection fault|Unable to handle kernel' "$log" | head -5 || true)
+# The kernel's own formats only: userspace output on the console must not match.
+bad=$(grep -nE 'Kernel panic - not syncing|Oops: |Internal error: Oops|kernel BUG at|BUG: (kernel|unable|scheduling|sleeping|KASAN|soft lockup|Bad page|workqueue|spinlock|using)|WARNING: CPU: [0-9]+ PID: [0-9]+|general protection fault|Unable to handle kernel' \
+	"$log" | head -5 || true)
 result=""
 [ -f "$work/results" ] && result=$(tail -1 "$work/results" | sed -n 's/^HARNESS-EXIT \([0-9]*\)$/\1/p')
 if [ -n "$out" ]; then
