@@ -45,7 +45,7 @@ bench: ## measure build, boot and test times; prints a table
 	@scripts/bench.sh
 
 lint: ## shellcheck every shell script
-	@shellcheck -x qemu-run.sh scripts/*.sh tests/*.sh tests/host/*.sh .ci/run
+	@shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh .ci/run
 
 clean: ## remove build/ and results/ (caches under ~/.cache stay)
 	rm -rf build results

@@ -13,6 +13,12 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
+# --- the repo's own scripts ------------------------------------------------------------
+t_shellcheck() {
+	"$S/need.sh" shellcheck
+	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh .ci/run
+}
+
 # --- the series ---------------------------------------------------------------------
 t_series_patch_p1() {
 	"$S/patch.sh"

@@ -1,0 +1,5 @@
+#!/bin/bash
+# Install the named Debian packages if they are missing: need.sh PKG...
+set -eu
+. "$(dirname "$0")/lib.sh"
+need_pkgs "$@"
