@@ -4,6 +4,8 @@
 # the configs it names with "# requires: <name>", merged by the tree's own merge_config.sh
 # on allnoconfig. Every option asked for must survive into .config, except those a fragment
 # marks "# may-vanish-on: <kernel>..." (on the line before). Last line: the build folder.
+# Environment: CONFIGURE_ONLY=1 stops after the configuration; BUILD_SUFFIX names a second
+# build folder for the same config; DEBIAN_FLAVOUR picks the Debian config for "# base: debian".
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -39,7 +41,21 @@ fragments() {
 	done
 	echo "$ROOT/configs/$name.config"
 }
-FRAGS="$ROOT/configs/base.config $ROOT/configs/arch/$ARCH_IN.config $(fragments "$CONFIG" | tr '\n' ' ')"
+CHAIN=$(fragments "$CONFIG" | tr '\n' ' ')
+# "# base: debian" in a fragment: start from Debian's own config for this arch (package
+# linux-config-6.1, flavour $DEBIAN_FLAVOUR, default "none_<arch>") instead of our lean
+# allnoconfig base, and merge the fragments on top of it.
+# shellcheck disable=SC2086
+if grep -qx "# base: debian" $CHAIN; then
+	need_pkgs linux-config-6.1
+	flavour=${DEBIAN_FLAVOUR:-none_$DEB_ARCH}
+	DEBCFG=/usr/src/linux-config-6.1/config.${DEB_ARCH}_$flavour.xz
+	[ -f "$DEBCFG" ] || die "no Debian config $DEBCFG (linux-config-6.1 on this host ships: $(cd /usr/src/linux-config-6.1 && echo *))"
+	FRAGS=$CHAIN
+else
+	DEBCFG=""
+	FRAGS="$ROOT/configs/base.config $ROOT/configs/arch/$ARCH_IN.config $CHAIN"
+fi
 
 # shellcheck disable=SC2153 # KARCH comes from the arch data file
 export ARCH="$KARCH" CROSS_COMPILE
@@ -52,14 +68,20 @@ MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
 
 # Configure only when the fragments (or the tree) changed, so a no-change rebuild is quick.
 # shellcheck disable=SC2086
-sum=$(cat $FRAGS "$SRC/.unpacked-from" "$SRC/.patched-with" 2>/dev/null | sha256sum | cut -c1-16)
+sum=$(cat $FRAGS ${DEBCFG:+"$DEBCFG"} "$SRC/.unpacked-from" "$SRC/.patched-with" 2>/dev/null |
+	sha256sum | cut -c1-16)
 if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$sum" ]; then
 	info "$ARCH_IN $KERNEL $CONFIG: configuring"
 	rm -f "$OUT/.config-from"
-	# shellcheck disable=SC2086
-	if ! (cd "$SRC" && ./scripts/kconfig/merge_config.sh -n -O "$OUT" $FRAGS) \
-		>"$OUT/config.log" 2>&1; then
-		die "configuring failed, see $OUT/config.log"
+	if [ -n "$DEBCFG" ]; then
+		xz -dc "$DEBCFG" >"$OUT/.config.debian"
+		# shellcheck disable=SC2086
+		(cd "$SRC" && ./scripts/kconfig/merge_config.sh -m -O "$OUT" "$OUT/.config.debian" $FRAGS) \
+			>"$OUT/config.log" 2>&1 || die "configuring failed, see $OUT/config.log"
+	else
+		# shellcheck disable=SC2086
+		(cd "$SRC" && ./scripts/kconfig/merge_config.sh -n -O "$OUT" $FRAGS) \
+			>"$OUT/config.log" 2>&1 || die "configuring failed, see $OUT/config.log"
 	fi
 	make "${MAKE_ARGS[@]}" olddefconfig >>"$OUT/config.log" 2>&1 ||
 		die "olddefconfig failed, see $OUT/config.log"
@@ -91,6 +113,12 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 	echo "$sum" >"$OUT/.config-from"
 fi
 
+# CONFIGURE_ONLY=1: stop after the configuration and its check (quick config tests).
+if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
+	info "$ARCH_IN $KERNEL $CONFIG: configured"
+	echo "$LINK"
+	exit 0
+fi
 info "$ARCH_IN $KERNEL $CONFIG: building (log: $LINK/build.log)"
 start=$SECONDS
 target=$(basename "$KIMAGE")
