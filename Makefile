@@ -7,7 +7,7 @@ ONLY ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch kernel rootfs advisor arch-check matrix test bench checkpatch lint clean
+.PHONY: help source patch kernel rootfs advisor arch-check series-check matrix test bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -34,6 +34,9 @@ checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 
 arch-check: ## build the patched tree for every arch Debian cross-compiles (long); table
 	@scripts/arch-check.sh $(ARCHES)
+
+series-check: ## bisectability: every prefix of the series builds x86_64 selinux and lsm-all
+	@scripts/series-check.sh
 
 matrix: ## build and boot the default matrix (ONLY=key=value,... for a slice)
 	@scripts/matrix.sh $(if $(ONLY),--only "$(ONLY)")

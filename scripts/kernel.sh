@@ -12,13 +12,17 @@ set -eu
 [ $# -eq 3 ] || die "usage: kernel.sh ARCH KERNEL CONFIG"
 ARCH_IN=$1 KERNEL=$2 CONFIG=$3
 load_arch "$ARCH_IN"
-check_kernel "$KERNEL"
+# "6.1-series" is series-check.sh's tree (patches applied one by one), not a user choice.
+if [ "$KERNEL" != 6.1-series ] || [ ! -d "$BUILD/src/linux-6.1-series" ]; then
+	check_kernel "$KERNEL"
+fi
 check_config "$CONFIG"
 
 need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache cpio kmod "$CROSS_PKG"
 
 case "$KERNEL" in
 6.1-patched) "$ROOT/scripts/patch.sh" >&2 ;;
+6.1-series) ;;
 *) "$ROOT/scripts/source.sh" >&2 ;;
 esac
 SRC=$BUILD/src/linux-$KERNEL
