@@ -61,24 +61,25 @@ class Spec:
         line = getattr(node, "key_lines", {}).get(key, getattr(node, "line", 0))
         raise MatrixError(f"{os.path.basename(self.path)}:{line}: {key}: {msg}")
 
+    def check_keys(self, node, allowed):
+        for key in node:
+            if key not in allowed:
+                self.err(node, key, f"unknown key ({', '.join(allowed)})")
+
     def arches(self):
         d = os.path.join(self.root, "configs", "arch")
         return sorted(f[:-5] for f in os.listdir(d) if f.endswith(".conf"))
 
     def validate(self):
         top = self.data
-        for key in top:
-            if key not in ("kernels", "scenarios", "agree", "sets"):
-                self.err(top, key, "unknown top-level key (kernels, scenarios, agree, sets)")
+        self.check_keys(top, ("kernels", "scenarios", "agree", "sets"))
         arches = self.arches()
         if not isinstance(self.kernels, dict) or not self.kernels:
             self.err(top, "kernels", "must be a non-empty mapping")
         for name, k in self.kernels.items():
             if not isinstance(k, dict):
                 self.err(self.kernels, name, "must be a mapping")
-            for key in k:
-                if key not in ("tree", "config", "arches", "about"):
-                    self.err(k, key, "unknown key (tree, config, arches, about)")
+            self.check_keys(k, ("tree", "config", "arches", "about"))
             if str(k.get("tree")) not in TREES:
                 self.err(k, "tree", f"must be one of {', '.join(TREES)}, not {k.get('tree')!r}")
             k["tree"] = str(k["tree"])
@@ -94,9 +95,7 @@ class Spec:
         for name, s in self.scenarios.items():
             if not isinstance(s, dict):
                 self.err(self.scenarios, name, "must be a mapping")
-            for key in s:
-                if key not in ("about", "append", "mode", "steps", "expect", "outcome"):
-                    self.err(s, key, "unknown key (about, append, mode, steps, expect, outcome)")
+            self.check_keys(s, ("about", "append", "mode", "steps", "expect", "outcome"))
             if s.get("mode") not in (None, "disabled", "permissive", "enforcing"):
                 self.err(s, "mode", "must be disabled, permissive or enforcing")
             steps = s.get("steps")
@@ -124,9 +123,7 @@ class Spec:
             for f in filters:
                 if not isinstance(f, dict):
                     self.err(self.sets, name, "each filter must be a mapping")
-                for key, v in f.items():
-                    if key not in FILTER_KEYS:
-                        self.err(f, key, f"unknown filter key (one of: {', '.join(FILTER_KEYS)})")
+                self.check_keys(f, FILTER_KEYS)
         return self
 
     def check_value(self, node, key, v, allowed=None):
