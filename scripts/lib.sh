@@ -76,8 +76,3 @@ need_pkgs() {
 			die "could not install: ${missing[*]} (see $BUILD/apt.log)"
 	fi
 }
-
-# Seconds since the script started, for progress lines.
-elapsed() {
-	echo "$((SECONDS / 60))m$((SECONDS % 60))s"
-}
