@@ -1,33 +1,42 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [ARCH...]      (default: every configs/arch-check/<arch>.conf)
+#   arch-check.sh [--no-image] [ARCH...]   (default: every configs/arch-check/<arch>.conf)
 # Per arch: its defconfig with every LSM the series touches turned on
-# (configs/lsm-all.config merged on top), built through security/ and, where the arch file
-# lists it, the full image; the same build of the unpatched tree gives the baseline, and
-# a warning the patched build has that the baseline has not counts as a failure. Then
-# every defconfig that used to set CONFIG_SECURITY_SELINUX_DISABLE goes through
-# olddefconfig and savedefconfig with no trace of the symbol left. Prints a table.
-# An arch whose cross compiler Debian does not ship is listed as not built, with why.
+# (configs/lsm-all.config merged on top), built through security/ and the other objects
+# that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF events are on) and,
+# where the arch file lists it and --no-image is not given, the full image. The same build
+# of the unpatched tree gives the baseline: a warning the patched build has that the
+# baseline has not counts as a failure. Then every defconfig that used to set
+# CONFIG_SECURITY_SELINUX_DISABLE goes through olddefconfig and savedefconfig with no trace
+# of the symbol left. Prints a table. An arch whose cross compiler Debian does not ship is
+# listed as not built, with why; an LSM the arch cannot have (BPF LSM needs a BPF JIT) is
+# named in the note.
 set -eu
 . "$(dirname "$0")/lib.sh"
-"$ROOT/scripts/patch.sh" >/dev/null 2>&1 || die "make patch failed"
-need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache
-
+images=yes
+if [ "${1:-}" = --no-image ]; then
+	images=no
+	shift
+fi
 dir=$ROOT/configs/arch-check
 if [ $# -gt 0 ]; then arches=("$@"); else mapfile -t arches < <(names_in "$dir" .conf | tr ' ' '\n'); fi
 for a in "${arches[@]}"; do
 	[ -f "$dir/$a.conf" ] || die "unknown arch '$a' (one of: $(names_in "$dir" .conf))"
 done
+"$ROOT/scripts/patch.sh" >/dev/null 2>&1 || die "make patch failed (run it alone to see why)"
+need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache
+
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
 export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
 rows=()
-row() { rows+=("$(printf '%-10s %-14s %-22s %-10s %6s  %s' "$@")"); }
+row() { rows+=("$(printf '%-10s %-9s %-30s %-9s %6s  %s' "$@")"); }
 fails=0
+total=$SECONDS
 
 # build TREE ARCH TARGETS...: defconfig + LSMs, then the targets; warnings to a file.
 build() {
-	local tree=$1 a=$2 o
+	local tree=$1 a=$2 o t
 	shift 2
 	o=$BUILD/src/linux-$tree/build-archcheck-$a
 	mkdir -p "$o"
@@ -37,14 +46,27 @@ build() {
 	(cd "$BUILD/src/linux-$tree" && ./scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" \
 		"$ROOT/configs/lsm-all.config") >>"$o/check.log" 2>&1 || return 1
 	"${mk[@]}" olddefconfig >>"$o/check.log" 2>&1 || return 1
-	"${mk[@]}" "$@" >>"$o/check.log" 2>&1 || return 1
-	# Warnings without line numbers or build paths, so the two trees compare.
-	grep -E 'warning:' "$o/check.log" | sed -E 's/:[0-9]+:[0-9]+:/:/; s|/work/[^ ]*/linux-[^/]*/||' |
+	t=(security/)
+	grep -q '^CONFIG_BPF_SYSCALL=y' "$o/.config" && t+=(kernel/bpf/)
+	grep -q '^CONFIG_BPF_EVENTS=y' "$o/.config" && t+=(kernel/trace/bpf_trace.o)
+	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1 || return 1
+	# Warnings without line numbers or tree paths, so the two trees compare.
+	grep -E 'warning:' "$o/check.log" |
+		sed -E "s/:[0-9]+:[0-9]+:/:/; s|$BUILD/src/linux-[^/]*/||; s|^(\.\./)+||" |
 		sort -u >"$o/warnings"
 }
 
+# The LSM options of lsm-all.config that olddefconfig dropped on this arch.
+vanished() {
+	local o=$1 opt
+	grep -oE '^CONFIG_(SECURITY_[A-Z_]+|BPF_LSM)=y' "$ROOT/configs/lsm-all.config" | cut -d= -f1 |
+		while read -r opt; do
+			grep -q "^$opt=y" "$o/.config" || printf '%s ' "${opt#CONFIG_}"
+		done
+}
+
 for a in "${arches[@]}"; do
-	KARCH="" CROSS_COMPILE="" CROSS_PKG="" DEFCONFIG="" TARGETS=""
+	KARCH="" CROSS_COMPILE="" CROSS_PKG="" DEFCONFIG="" IMAGE=""
 	# shellcheck source=/dev/null
 	. "$dir/$a.conf"
 	start=$SECONDS
@@ -56,24 +78,29 @@ for a in "${arches[@]}"; do
 		need_pkgs "$CROSS_PKG"
 	fi
 	cc=$("${CROSS_COMPILE}gcc" -dumpfullversion 2>/dev/null || echo "?")
-	info "$a: building the patched tree ($TARGETS)"
-	# shellcheck disable=SC2086
-	if ! build 6.1-patched "$a" $TARGETS; then
+	targets=()
+	[ "$images" = no ] || [ -z "$IMAGE" ] || targets=("$IMAGE")
+	what="security/ bpf ${targets[*]:-}"
+	info "$a: building the patched tree ($DEFCONFIG + lsm-all: $what)"
+	o=$BUILD/src/linux-6.1-patched/build-archcheck-$a
+	if ! build 6.1-patched "$a" "${targets[@]}"; then
 		fails=$((fails + 1))
-		row "$a" "gcc $cc" "$TARGETS" "FAILED" "$((SECONDS - start))s" \
-			"see build/src/linux-6.1-patched/build-archcheck-$a/check.log"
+		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" \
+			"$(grep -E 'error' "$o/check.log" | head -1 | cut -c1-100) (log: ${o#"$ROOT"/}/check.log)"
 		continue
 	fi
+	gone=$(vanished "$o")
 	info "$a: building the unpatched tree for the warning baseline"
-	# shellcheck disable=SC2086
-	build 6.1 "$a" $TARGETS || true
-	new=$(comm -23 "$BUILD/src/linux-6.1-patched/build-archcheck-$a/warnings" \
-		"$BUILD/src/linux-6.1/build-archcheck-$a/warnings" 2>/dev/null | wc -l)
+	build 6.1 "$a" "${targets[@]}" ||
+		info "$a: the unpatched build failed; every warning of the patched one counts as new"
+	new=$(comm -23 "$o/warnings" "$BUILD/src/linux-6.1/build-archcheck-$a/warnings" 2>/dev/null | wc -l)
+	note=${gone:+not on this arch: $gone}
 	if [ "$new" -gt 0 ]; then
 		fails=$((fails + 1))
-		row "$a" "gcc $cc" "$TARGETS" "NEW WARN" "$((SECONDS - start))s" "$new warnings not in the unpatched build"
+		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
+			"$new warnings not in the unpatched build: comm -23 on the two warnings files; $note"
 	else
-		row "$a" "gcc $cc" "$TARGETS" "ok" "$((SECONDS - start))s" ""
+		row "$a" "gcc $cc" "$what" "ok" "$((SECONDS - start))s" "$note"
 	fi
 done
 
@@ -85,17 +112,18 @@ for d in x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defco
 	o=$BUILD/src/linux-6.1-patched/build-defconfig-$k-$c
 	mkdir -p "$o"
 	res=ok
+	start=$SECONDS
 	if ! make -C "$BUILD/src/linux-6.1-patched" O="$o" ARCH="$k" "$c" savedefconfig >"$o/log" 2>&1; then
-		res="FAILED (see $o/log)"
+		res=FAILED
 	elif grep -q SECURITY_SELINUX_DISABLE "$o/.config" "$o/defconfig" \
 		"$BUILD/src/linux-6.1-patched/arch/$k/configs/$c"; then
 		res="SYMBOL LEFT"
 	fi
 	[ "$res" = ok ] || fails=$((fails + 1))
-	row "$k" "-" "$c savedefconfig" "$res" "-" "no CONFIG_SECURITY_SELINUX_DISABLE"
+	row "$k" "-" "$c savedefconfig" "$res" "$((SECONDS - start))s" "no CONFIG_SECURITY_SELINUX_DISABLE left"
 done
 
-printf '%-10s %-14s %-22s %-10s %6s  %s\n' arch compiler built result time note
+printf '%-10s %-9s %-30s %-9s %6s  %s\n' arch compiler built result time note
 printf '%s\n' "${rows[@]}"
-echo "$fails failed"
+echo "$fails failed, $((SECONDS - total))s"
 [ "$fails" -eq 0 ]
