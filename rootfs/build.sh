@@ -3,7 +3,10 @@
 # debootstrap (minbase + rootfs/packages) -> rootfs/overlay copied in -> units masked and
 # enabled, root without password -> ext4 image made with mkfs.ext4 -d (no loop device,
 # no mount). Cached under $XDG_CACHE_HOME keyed by a hash of this recipe, written
-# atomically. The last line printed is the image's path.
+# atomically. Then our admin tool, selinux-migrate-check, is installed into a copy of it
+# as /usr/local/sbin/selinux-migrate-check with debugfs (again no mount): a second layer
+# keyed by the binary, so a change to the tool does not redo the debootstrap.
+# The last line printed is the image's path.
 # Mirror: $MIRROR if set, else the host's own apt source for Debian, else debootstrap's
 # default.
 set -eu
@@ -35,9 +38,39 @@ key=$( {
 	(cd "$HERE/overlay" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 } | sha256sum | cut -c1-16)
 img=$CACHE/rootfs/$SUITE-$A-$key.ext4
+
+# install_tools: the final image, the base image plus the admin tool.
+install_tools() {
+	local gdir bin tkey out
+	gdir=$("$ROOT/scripts/guest.sh" "$A" | tail -1) || die "building the guest programs for $A failed"
+	bin=$gdir/selinux-migrate-check
+	tkey=$(sha256sum "$bin" | cut -c1-12)
+	out=$CACHE/rootfs/$SUITE-$A-$key-tools-$tkey.ext4
+	if [ ! -f "$out" ]; then
+		cp --sparse=always "$img" "$out.tmp"
+		debugfs -w -f - "$out.tmp" >"$out.log" 2>&1 <<-EOF || die "debugfs could not install the tool into $out.tmp (see $out.log)"
+			cd /usr/local/sbin
+			write $bin selinux-migrate-check
+			sif selinux-migrate-check mode 0100755
+			sif selinux-migrate-check uid 0
+			sif selinux-migrate-check gid 0
+		EOF
+		# debugfs reports a failed command on its output, not in its exit status.
+		if grep -qiE 'error|not found|could not|failed' "$out.log"; then
+			die "debugfs could not install the tool into $out.tmp (see $out.log)"
+		fi
+		mv "$out.tmp" "$out"
+		rm -f "$out.log"
+		# Older tool layers of this base are stale.
+		find "$CACHE/rootfs" -maxdepth 1 -name "$SUITE-$A-$key-tools-*.ext4" ! -name "${out##*/}" -delete
+		info "$A: selinux-migrate-check installed in /usr/local/sbin"
+	fi
+	echo "$out"
+}
+
 if [ -f "$img" ]; then
-	info "$A: cached"
-	echo "$img"
+	info "$A: base image cached"
+	install_tools
 	exit 0
 fi
 
@@ -85,5 +118,5 @@ rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
 mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" 2G
 mv "$work/img" "$img.tmp"
 mv "$img.tmp" "$img"
-info "$A: image built in $((SECONDS - start))s"
-echo "$img"
+info "$A: base image built in $((SECONDS - start))s"
+install_tools

@@ -1,6 +1,9 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [--no-image] [ARCH...]   (default: every configs/arch-check/<arch>.conf)
+#   arch-check.sh [--no-image] [--defconfigs-only] [--tree NAME] [ARCH...]
+#     ARCH: default every configs/arch-check/<arch>.conf; --tree: the tree checked
+#     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still carry the
+#     symbol); --defconfigs-only: only the olddefconfig/savedefconfig part.
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top), built through security/ and the other objects
 # that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF events are on) and,
@@ -13,24 +16,36 @@
 # named in the note.
 set -eu
 . "$(dirname "$0")/lib.sh"
-images=yes
-if [ "${1:-}" = --no-image ]; then
-	images=no
+images=yes builds=yes tree=6.1-patched
+while [ $# -gt 0 ]; do
+	case $1 in
+	--no-image) images=no ;;
+	--defconfigs-only) builds=no ;;
+	--tree)
+		[ $# -ge 2 ] || die "--tree needs a name (6.1-patched or 6.1)"
+		tree=$2
+		shift ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --tree NAME)" ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
+case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or 6.1)" ;; esac
+[ "$builds" = yes ] || [ $# -eq 0 ] || die "--defconfigs-only takes no arch"
 dir=$ROOT/configs/arch-check
 if [ $# -gt 0 ]; then arches=("$@"); else mapfile -t arches < <(names_in "$dir" .conf | tr ' ' '\n'); fi
 for a in "${arches[@]}"; do
 	[ -f "$dir/$a.conf" ] || die "unknown arch '$a' (one of: $(names_in "$dir" .conf))"
 done
 "$ROOT/scripts/patch.sh" >/dev/null 2>&1 || die "make patch failed (run it alone to see why)"
+T=$BUILD/src/linux-$tree
 need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache
 
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
 export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
 rows=()
-row() { rows+=("$(printf '%-10s %-9s %-30s %-9s %6s  %s' "$@")"); }
+row() { rows+=("$(printf '%-10s %-9s %-34s %-11s %5s  %s' "$@")"); }
 fails=0
 total=$SECONDS
 
@@ -65,6 +80,7 @@ vanished() {
 		done
 }
 
+[ "$builds" = yes ] || arches=()
 for a in "${arches[@]}"; do
 	KARCH="" CROSS_COMPILE="" CROSS_PKG="" DEFCONFIG="" IMAGE=""
 	# shellcheck source=/dev/null
@@ -81,9 +97,9 @@ for a in "${arches[@]}"; do
 	targets=()
 	[ "$images" = no ] || [ -z "$IMAGE" ] || targets=("$IMAGE")
 	what="security/ bpf ${targets[*]:-}"
-	info "$a: building the patched tree ($DEFCONFIG + lsm-all: $what)"
-	o=$BUILD/src/linux-6.1-patched/build-archcheck-$a
-	if ! build 6.1-patched "$a" "${targets[@]}"; then
+	info "$a: building linux-$tree ($DEFCONFIG + lsm-all: $what)"
+	o=$T/build-archcheck-$a
+	if ! build "$tree" "$a" "${targets[@]}"; then
 		fails=$((fails + 1))
 		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" \
 			"$(grep -E 'error' "$o/check.log" | head -1 | cut -c1-100) (log: ${o#"$ROOT"/}/check.log)"
@@ -109,21 +125,21 @@ for d in x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defco
 	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig \
 	loongarch:loongson3_defconfig powerpc:ppc6xx_defconfig; do
 	k=${d%%:*} c=${d#*:}
-	o=$BUILD/src/linux-6.1-patched/build-defconfig-$k-$c
+	o=$T/build-defconfig-$k-$c
 	mkdir -p "$o"
 	res=ok
 	start=$SECONDS
-	if ! make -C "$BUILD/src/linux-6.1-patched" O="$o" ARCH="$k" "$c" savedefconfig >"$o/log" 2>&1; then
+	if ! make -C "$T" O="$o" ARCH="$k" "$c" savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
 	elif grep -q SECURITY_SELINUX_DISABLE "$o/.config" "$o/defconfig" \
-		"$BUILD/src/linux-6.1-patched/arch/$k/configs/$c"; then
+		"$T/arch/$k/configs/$c"; then
 		res="SYMBOL LEFT"
 	fi
 	[ "$res" = ok ] || fails=$((fails + 1))
-	row "$k" "-" "$c savedefconfig" "$res" "$((SECONDS - start))s" "no CONFIG_SECURITY_SELINUX_DISABLE left"
+	row "$k" "-" "$c savedefconfig" "$res" "$((SECONDS - start))s" "$([ "$res" = ok ] && echo "symbol gone" || echo "linux-$tree still has CONFIG_SECURITY_SELINUX_DISABLE")"
 done
 
-printf '%-10s %-9s %-30s %-9s %6s  %s\n' arch compiler built result time note
+printf '%-10s %-9s %-34s %-11s %5s  %s\n' arch compiler built result time note
 printf '%s\n' "${rows[@]}"
 echo "$fails failed, $((SECONDS - total))s"
 [ "$fails" -eq 0 ]

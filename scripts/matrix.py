@@ -16,7 +16,9 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,18 +58,25 @@ def last_line(cmd, logfile):
 
 
 class Prep:
-    """Builds what cells need, once per run: kernels, guest images, probes."""
+    """Builds what cells need, once per run: kernels, guest images, probes.
+
+    One build at a time (a kernel build already uses every core): the lock makes a
+    second boot worker wait for a kernel the first one is building, while cells whose
+    kernel is ready go on booting.
+    """
 
     def __init__(self, logfile):
         self.logfile = logfile
         self.done = {}
+        self.lock = threading.Lock()
 
     def get(self, key, cmd):
-        if key not in self.done:
-            try:
-                self.done[key] = ("ok", last_line(cmd, self.logfile))
-            except RuntimeError as e:
-                self.done[key] = ("error", str(e))
+        with self.lock:
+            if key not in self.done:
+                try:
+                    self.done[key] = ("ok", last_line(cmd, self.logfile))
+                except RuntimeError as e:
+                    self.done[key] = ("error", str(e))
         status, value = self.done[key]
         if status != "ok":
             raise RuntimeError(value)
@@ -286,6 +295,8 @@ def main():
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
     ap.add_argument("--run", default=None, help="name of the results folder")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or os.cpu_count() or 1),
+                    help="guests booted at once (default: JOBS, else the number of cores)")
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
     args = ap.parse_args()
 
@@ -308,9 +319,14 @@ def main():
     os.makedirs(rundir, exist_ok=True)
     prep = Prep(os.path.join(rundir, "build.log"))
     start = time.time()
-    results = []
     log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
-    for i, cell in enumerate(cells, 1):
+    if args.jobs < 1:
+        print(f"matrix: error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
+        return 2
+    log(f"matrix: {args.jobs} guest(s) at a time")
+
+    def one(numbered):
+        i, cell = numbered
         kname, arch, sname = cell
         log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: building and booting")
         r = run_cell(cell, spec, prep, rundir, args)
@@ -320,7 +336,11 @@ def main():
         log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: "
             f"{r['outcome']}, {len(r['checks']) - len(bad)}/{len(r['checks'])} {verdict}"
             + (f" ({r.get('error')})" if r.get("error") else ""))
-        results.append(r)
+        return r
+
+    # Results come back in cell order whatever order the guests finish in.
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(one, enumerate(cells, 1)))
     diffs = differential(results, spec)
     for d in diffs:
         log(f"agree {d['name']}: " + ("same" if d["pass"] else "DIFFERENT: " + "; ".join(d["diff"][:4])))

@@ -39,6 +39,20 @@ t_checkpatch() {
 	"$H/checkpatch.sh" "$B/src/linux-6.1"
 }
 
+# Negative control: a patch with a finding nobody accepted must fail, named with the finding.
+t_checkpatch_new_finding_fails() {
+	"$S/source.sh"
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	cp "$ROOT"/patches/6.1/* "$d/"
+	# trailing whitespace on the one line patch 0008 adds
+	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0008-*.patch
+	out=$("$H/checkpatch.sh" "$B/src/linux-6.1" "$d") && { echo "$out"; echo "a new finding passed"; return 1; }
+	echo "$out"
+	echo "$out" | grep -q '^not ok 8 0008-.*TRAILING_WHITESPACE'
+	[ "$(echo "$out" | grep -c '^not ok')" = 1 ]
+}
+
 t_tree_clean_patched() {
 	"$S/patch.sh"
 	"$H/check-tree.sh" --expect clean "$B/src/linux-6.1-patched"
@@ -48,6 +62,21 @@ t_tree_clean_patched() {
 t_tree_stale_unpatched() {
 	"$S/source.sh"
 	"$H/check-tree.sh" --expect stale "$B/src/linux-6.1"
+}
+
+# --- every architecture: the CI slice of make arch-check --------------------------------
+# i386 (the host compiler) and riscv64 (a cross compiler) through security/ and the other
+# lsm_hooks.h users, against the unpatched baseline; then the defconfigs that carried the
+# removed symbol.
+t_arch_check_i386_riscv64() {
+	"$S/arch-check.sh" --no-image i386 riscv64
+}
+
+# Negative control: the unpatched tree's defconfigs still carry the symbol, all 9 of them.
+t_arch_check_stale_defconfigs_unpatched() {
+	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
+	echo "$out"
+	[ "$(echo "$out" | grep -c 'SYMBOL LEFT')" = 9 ]
 }
 
 # --- the builds and where their hook tables live ------------------------------------

@@ -175,11 +175,21 @@ static int version_at_least(const char *v, int maj, int min)
 	return a > maj || (a == maj && b >= min);
 }
 
-/* What a write to the disable node does on a kernel with this config. */
-static const char *node_answer(const struct kconfig *k)
+/*
+ * What a write to the disable node does on a kernel with this config and command line.
+ * A kernel with the backport's shim (patch 0009) obeys selinuxfs_disable=accept|reject
+ * over its Kconfig choice; any other kernel ignores that word.
+ */
+static const char *node_answer(const struct kconfig *k, const char *cmdline)
 {
+	char v[MAXV];
+
 	if (k->runtime_disable)
 		return "disables";		/* legacy: SELinux really goes away */
+	if ((k->shim_accept || k->shim_reject) &&
+	    cmdline_get(cmdline, "selinuxfs_disable", v, sizeof(v)) &&
+	    (!strcmp(v, "accept") || !strcmp(v, "reject")))
+		return !strcmp(v, "accept") ? "accept" : "reject";
 	if (k->shim_reject)
 		return "reject";
 	if (k->shim_accept || version_at_least(k->version, 6, 4))
@@ -387,7 +397,7 @@ int main(int argc, char **argv)
 		snprintf(r.target, sizeof(r.target), "disabled at boot");
 		snprintf(r.target_why, sizeof(r.target_why), "%s", why);
 	} else if (!strcmp(r.mode, "disabled") || !strcmp(r.mode, "absent")) {
-		const char *ans = node_answer(&tgt);
+		const char *ans = node_answer(&tgt, cmdline);
 
 		if (!strcmp(ans, "disables")) {
 			snprintf(r.target, sizeof(r.target), "disabled at run time");
@@ -410,8 +420,10 @@ int main(int argc, char **argv)
 	snprintf(r.file, sizeof(r.file), "/etc/default/grub (GRUB_CMDLINE_LINUX), then update-grub");
 	if (r.freeze) {
 		snprintf(r.action, sizeof(r.action),
-			 "remove enforcing=1 from the kernel command line, or set SELINUX=permissive or enforcing: "
-			 "with SELINUX=disabled the target kernel freezes the boot in systemd");
+			 "remove enforcing=1 from the kernel command line, or set SELINUX=permissive or enforcing%s: "
+			 "with SELINUX=disabled the target kernel freezes the boot in systemd",
+			 tgt.shim_accept || tgt.shim_reject ?
+			 ", or add selinuxfs_disable=reject (the target kernel has the backport's switch)" : "");
 	} else if (!strcmp(r.target, "enabled, no policy")) {
 		if (tgt.bootparam) {
 			snprintf(r.action, sizeof(r.action),

@@ -2,10 +2,10 @@
 # Run the 6.1 tree's scripts/checkpatch.pl on every patch of the series. Findings listed
 # in patches/6.1/checkpatch-accepted (with the reason there) are reported but pass; any
 # other finding fails. Prints KTAP, one test per patch.
-#   checkpatch.sh TREE
+#   checkpatch.sh TREE [PATCH-DIR]   (default: patches/6.1; another dir for the negative control)
 set -eu
 tree=${1:?usage: checkpatch.sh TREE}
-dir=$(cd "$(dirname "$0")/../../patches/6.1" && pwd)
+dir=$(cd "${2:-$(dirname "$0")/../../patches/6.1}" && pwd)
 [ -x "$tree/scripts/checkpatch.pl" ] || { echo "checkpatch.sh: no scripts/checkpatch.pl in $tree" >&2; exit 2; }
 accepted=$(grep -v '^#' "$dir/checkpatch-accepted" | grep -v '^[[:space:]]*$' || true)
 patches=$(grep -v '^#' "$dir/series" | grep -v '^[[:space:]]*$')

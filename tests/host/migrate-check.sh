@@ -82,6 +82,22 @@ else
 fi
 # The same machine judged against the reject build: no freeze, but still uninitialised.
 expect freeze 1 "enabled, no policy" "enabled, no policy" "add selinux=0" --target-config "$work/reject.config"
+# The backport's boot switch: selinuxfs_disable=reject on the command line keeps a kernel
+# with the shim from accepting the write, so no freeze; a kernel without the shim (6.12's
+# config has no such choice) ignores the word and still freezes.
+tree freeze-param "root=/dev/vda enforcing=1 selinuxfs_disable=reject" "capability,selinux" reg n kernel 1 disabled "$LEGACY_CFG"
+printf '%s\n' "# Linux/x86 6.12.0 Kernel Configuration" "CONFIG_SECURITY_SELINUX=y" \
+	"CONFIG_SECURITY_SELINUX_BOOTPARAM=y" 'CONFIG_LSM="selinux"' >"$work/upstream.config"
+expect freeze-param 1 "enabled, no policy" "enabled, no policy" "add selinux=0" --target-config "$work/patched.config"
+expect freeze-param 1 "enabled, no policy" "enabled, no policy" "remove enforcing=1" --target-config "$work/upstream.config"
+# The freeze advice names the switch only where the target kernel has it.
+n=$((n + 1))
+if "$bin" --root "$work/freeze" --target-config "$work/patched.config" | grep -q "selinuxfs_disable=reject" &&
+	! "$bin" --root "$work/freeze" --target-config "$work/upstream.config" | grep -q "selinuxfs_disable"; then
+	echo "ok $n freeze-advice-switch"
+else
+	bad=$((bad + 1)); echo "not ok $n freeze-advice-switch"
+fi
 # Permissive with a policy loaded: nothing changes.
 tree permissive "root=/dev/vda" "capability,selinux" reg y "system_u:system_r:kernel_t:s0" 0 permissive "$PATCHED_CFG"
 expect permissive 0 "permissive" "permissive" "To do: *nothing"
