@@ -79,7 +79,7 @@ class Spec:
         for name, k in self.kernels.items():
             if not isinstance(k, dict):
                 self.err(self.kernels, name, "must be a mapping")
-            self.check_keys(k, ("tree", "config", "arches", "about"))
+            self.check_keys(k, ("tree", "config", "arches", "scenarios", "about"))
             if str(k.get("tree")) not in TREES:
                 self.err(k, "tree", f"must be one of {', '.join(TREES)}, not {k.get('tree')!r}")
             k["tree"] = str(k["tree"])
@@ -90,12 +90,22 @@ class Spec:
                 if a not in arches:
                     self.err(k, "arches", f"unknown arch {a!r} (one of: {', '.join(arches)})")
             k.setdefault("arches", arches)
+            if not isinstance(k.get("scenarios", []), list) or not isinstance(self.scenarios, dict):
+                self.err(k, "scenarios", "must be a list of scenario names")
+            for sc in k.get("scenarios", []):
+                if sc not in self.scenarios:
+                    self.err(k, "scenarios", f"unknown scenario {sc!r} (one of: {', '.join(self.scenarios)})")
         if not isinstance(self.scenarios, dict) or not self.scenarios:
             self.err(top, "scenarios", "must be a non-empty mapping")
         for name, s in self.scenarios.items():
             if not isinstance(s, dict):
                 self.err(self.scenarios, name, "must be a mapping")
-            self.check_keys(s, ("about", "append", "mode", "steps", "expect", "outcome"))
+            self.check_keys(s, ("about", "kernels", "append", "mode", "steps", "expect", "outcome"))
+            if not isinstance(s.get("kernels", []), list):
+                self.err(s, "kernels", "must be a list of kernel names")
+            for kn in s.get("kernels", []):
+                if str(kn) not in self.kernels:
+                    self.err(s, "kernels", f"unknown kernel {kn!r} (one of: {', '.join(self.kernels)})")
             if s.get("mode") not in (None, "disabled", "permissive", "enforcing"):
                 self.err(s, "mode", "must be disabled, permissive or enforcing")
             steps = s.get("steps")
@@ -162,7 +172,13 @@ class Spec:
         out = []
         for kname, k in self.kernels.items():
             for arch in k["arches"]:
-                for sname in self.scenarios:
+                for sname, scen in self.scenarios.items():
+                    # A kernel may name the scenarios it runs, a scenario the kernels it
+                    # runs on; a cell exists where neither rules it out.
+                    if "scenarios" in k and sname not in k["scenarios"]:
+                        continue
+                    if "kernels" in scen and kname not in [str(x) for x in scen["kernels"]]:
+                        continue
                     attrs = {"kernel": kname, "arch": arch, "scenario": sname,
                              "config": k["config"], "tree": k["tree"]}
                     if not any(match(f, attrs) for f in self.sets[set_name]):
