@@ -4,10 +4,12 @@ ARCH ?= x86_64
 KERNEL ?= 6.1-patched
 CONFIG ?= selinux
 ONLY ?=
+SET ?=
+JOBS ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch kernel rootfs advisor arch-check series-check matrix test bench checkpatch lint clean
+.PHONY: help source patch kernel rootfs advisor arch-check arch-check-quick series-check matrix test bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -35,11 +37,14 @@ checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 arch-check: ## build the patched tree for every arch Debian cross-compiles (long); table
 	@scripts/arch-check.sh $(ARCHES)
 
+arch-check-quick: ## arch-check without the full images (security/ and bpf objects only)
+	@scripts/arch-check.sh --no-image $(ARCHES)
+
 series-check: ## bisectability: every prefix of the series builds x86_64 selinux and lsm-all
 	@scripts/series-check.sh
 
-matrix: ## build and boot the default matrix (ONLY=key=value,... for a slice)
-	@scripts/matrix.sh $(if $(ONLY),--only "$(ONLY)")
+matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=debian; JOBS=n guests)
+	@scripts/matrix.sh $(if $(SET),--set "$(SET)") $(if $(ONLY),--only "$(ONLY)") $(if $(JOBS),--jobs "$(JOBS)")
 
 test: ## the test suite; ends with "N passed, N failed"
 	@tests/run.sh

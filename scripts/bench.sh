@@ -3,11 +3,15 @@
 #   cold kernel build (no ccache, fresh build folder) and no-change rebuild, per arch;
 #   guest image build, cold (fresh cache) and cached, per arch;
 #   boot: qemu start to the payload's result (median of 3), per arch;
-#   with BENCH_TEST=1 also a warm "make test".
-# BENCH_ARCHES (default "x86_64 arm64") and BENCH_COLD=0 (skip the cold builds) trim it.
+#   with BENCH_TEST=1 also a warm "make test";
+#   with BENCH_TEST_COLD=1 a cold one: a clean clone of HEAD, its own empty cache folder
+#   (no ccache, no guest images), as CI runs it; about an hour here;
+#   with BENCH_MATRIX=1 the default "make matrix" (warm).
+# BENCH_ARCHES (default "x86_64 arm64", "" for none) and BENCH_COLD=0 (skip the cold
+# builds) trim it.
 set -eu
 . "$(dirname "$0")/lib.sh"
-arches=${BENCH_ARCHES:-x86_64 arm64}
+arches=${BENCH_ARCHES-x86_64 arm64}
 rows=()
 row() { rows+=("$(printf '%-44s %10s %12s' "$1" "$2" "$3")"); info "$1: $2"; }
 secs() { local s=$SECONDS; "$@" >/dev/null 2>>"$BUILD/bench.log" || return 1; echo $((SECONDS - s)); }
@@ -50,6 +54,26 @@ done
 if [ "${BENCH_TEST:-0}" = 1 ]; then
 	t=$(secs make -C "$ROOT" test) || t="${t:-failed}"
 	row "make test, warm" "${t}s" "<= 720s"
+fi
+if [ "${BENCH_TEST_COLD:-0}" = 1 ]; then
+	clone=$BUILD/bench-clone
+	rm -rf "$clone" "$BUILD/bench-cache-test"
+	git -C "$ROOT" rev-parse --verify -q HEAD >/dev/null || die "BENCH_TEST_COLD needs a git checkout"
+	git clone -q "$ROOT" "$clone"
+	info "cold make test in $clone (log: $BUILD/bench-test-cold.log)"
+	start=$SECONDS
+	if XDG_CACHE_HOME=$BUILD/bench-cache-test make -C "$clone" test >"$BUILD/bench-test-cold.log" 2>&1; then
+		t=$((SECONDS - start))
+	else
+		t="failed after $((SECONDS - start))"
+	fi
+	row "make test, cold (clean clone, empty caches)" "${t}s" "<= 3000s"
+	info "$(tail -1 "$BUILD/bench-test-cold.log")"
+	rm -rf "$clone" "$BUILD/bench-cache-test"
+fi
+if [ "${BENCH_MATRIX:-0}" = 1 ]; then
+	t=$(secs make -C "$ROOT" matrix) || t="${t:-failed}"
+	row "make matrix (default set), warm" "${t}s" "(printed)"
 fi
 printf '%-44s %10s %12s\n' "measure" "here" "target"
 printf '%s\n' "${rows[@]}"
