@@ -34,7 +34,7 @@ build_all() { # build_all LABEL
 			rows+=("$(printf '%-66s %-8s %-8s %5ss  %s' "$1" "$c" FAILED $((SECONDS - start)) \
 				"$(echo "$out" | grep error | tail -1)")")
 		fi
-		info "$1 $c: ${rows[-1]##* }"
+		info "$1 $c: $(echo "${rows[-1]}" | awk '{print $3, $4}')"
 	done
 }
 build_all "(none: linux-6.1 as shipped)"
@@ -47,5 +47,5 @@ for p in "${patches[@]}"; do
 done
 printf '%-66s %-8s %-8s %6s\n' "series up to" config result time
 printf '%s\n' "${rows[@]}"
-echo "$fails failed"
+echo "$fails failed, ${SECONDS}s"
 [ "$fails" -eq 0 ]
