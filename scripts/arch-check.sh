@@ -129,7 +129,7 @@ for d in x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defco
 	mkdir -p "$o"
 	res=ok
 	start=$SECONDS
-	if ! make -C "$T" O="$o" ARCH="$k" "$c" olddefconfig savedefconfig >"$o/log" 2>	if ! make -C "$T" O="$o" ARCH="$k" "$c" savedefconfig >"$o/log" 2>&1; then1; then
+	if ! make -C "$T" O="$o" ARCH="$k" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
 	elif grep -q SECURITY_SELINUX_DISABLE "$o/.config" "$o/defconfig" \
 		"$T/arch/$k/configs/$c"; then
