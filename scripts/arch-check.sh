@@ -45,16 +45,17 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHA
 export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
 rows=()
-row() { rows+=("$(printf '%-10s %-9s %-34s %-11s %5s  %s' "$@")"); }
+row() { rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")"); }
 fails=0
 total=$SECONDS
 
-# build TREE ARCH TARGETS...: defconfig + LSMs, then the targets; warnings to a file.
+# build TREE ARCH TARGETS...: defconfig + LSMs, then the targets, output in check.log.
 build() {
 	local tree=$1 a=$2 o t
 	shift 2
 	o=$BUILD/src/linux-$tree/build-archcheck-$a
 	mkdir -p "$o"
+	rm -f "$o/check.log"
 	local mk=(make -C "$BUILD/src/linux-$tree" O="$o" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
 		CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
@@ -64,11 +65,7 @@ build() {
 	t=(security/)
 	grep -q '^CONFIG_BPF_SYSCALL=y' "$o/.config" && t+=(kernel/bpf/)
 	grep -q '^CONFIG_BPF_EVENTS=y' "$o/.config" && t+=(kernel/trace/bpf_trace.o)
-	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1 || return 1
-	# Warnings without line numbers or tree paths, so the two trees compare.
-	grep -E 'warning:' "$o/check.log" |
-		sed -E "s/:[0-9]+:[0-9]+:/:/; s|$BUILD/src/linux-[^/]*/||; s|^(\.\./)+||" |
-		sort -u >"$o/warnings"
+	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1
 }
 
 # The LSM options of lsm-all.config that olddefconfig dropped on this arch.
@@ -107,14 +104,18 @@ for a in "${arches[@]}"; do
 	fi
 	gone=$(vanished "$o")
 	info "$a: building the unpatched tree for the warning baseline"
-	build 6.1 "$a" "${targets[@]}" ||
+	base=$BUILD/src/linux-6.1/build-archcheck-$a/check.log
+	if ! build 6.1 "$a" "${targets[@]}"; then
 		info "$a: the unpatched build failed; every warning of the patched one counts as new"
-	new=$(comm -23 "$o/warnings" "$BUILD/src/linux-6.1/build-archcheck-$a/warnings" 2>/dev/null | wc -l)
+		base=/nonexistent
+	fi
+	"$ROOT/scripts/new-warnings.sh" "$o/check.log" "$base" >"$o/new-warnings"
+	new=$(wc -l <"$o/new-warnings")
 	note=${gone:+not on this arch: $gone}
 	if [ "$new" -gt 0 ]; then
 		fails=$((fails + 1))
 		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
-			"$new warnings not in the unpatched build: comm -23 on the two warnings files; $note"
+			"$new warnings not in the unpatched build: ${o#"$ROOT"/}/new-warnings; $note"
 	else
 		row "$a" "gcc $cc" "$what" "ok" "$((SECONDS - start))s" "$note"
 	fi
@@ -139,7 +140,7 @@ for d in x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defco
 	row "$k" "-" "$c savedefconfig" "$res" "$((SECONDS - start))s" "$([ "$res" = ok ] && echo "symbol gone" || echo "linux-$tree still has CONFIG_SECURITY_SELINUX_DISABLE")"
 done
 
-printf '%-10s %-9s %-34s %-11s %5s  %s\n' arch compiler built result time note
+printf '%-10s %-11s %-34s %-11s %5s  %s\n' arch compiler built result time note
 printf '%s\n' "${rows[@]}"
 echo "$fails failed, $((SECONDS - total))s"
 [ "$fails" -eq 0 ]

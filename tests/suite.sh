@@ -72,6 +72,17 @@ t_arch_check_i386_riscv64() {
 	"$S/arch-check.sh" --no-image i386 riscv64
 }
 
+# The warning comparison arch-check uses: the same warnings moved by the series are not new,
+# one the series adds is (fixture logs), and with no baseline every warning counts.
+t_arch_check_new_warning_counted() {
+	f=$H/fixtures
+	out=$("$S/new-warnings.sh" "$f/warn-patched.log" "$f/warn-base.log")
+	echo "$out"
+	[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "selinuxfs.c: warning: 'sel_write_disable'"
+	[ -z "$("$S/new-warnings.sh" "$f/warn-base.log" "$f/warn-base.log")" ]
+	[ "$("$S/new-warnings.sh" "$f/warn-patched.log" /nonexistent | wc -l)" = 3 ]
+}
+
 # Negative control: the unpatched tree's defconfigs still carry the symbol, all 9 of them.
 t_arch_check_stale_defconfigs_unpatched() {
 	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
