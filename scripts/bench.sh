@@ -64,12 +64,13 @@ if [ "${BENCH_TEST_COLD:-0}" = 1 ]; then
 	start=$SECONDS
 	if XDG_CACHE_HOME=$BUILD/bench-cache-test make -C "$clone" test >"$BUILD/bench-test-cold.log" 2>&1; then
 		t=$((SECONDS - start))
+		rm -rf "$clone" "$BUILD/bench-cache-test"
 	else
 		t="failed after $((SECONDS - start))"
+		info "kept for a look: $clone (results/test/) and its caches $BUILD/bench-cache-test"
 	fi
 	row "make test, cold (clean clone, empty caches)" "${t}s" "<= 3000s"
 	info "$(tail -1 "$BUILD/bench-test-cold.log")"
-	rm -rf "$clone" "$BUILD/bench-cache-test"
 fi
 if [ "${BENCH_MATRIX:-0}" = 1 ]; then
 	t=$(secs make -C "$ROOT" matrix) || t="${t:-failed}"
