@@ -198,8 +198,9 @@ static const char *node_answer(const struct kconfig *k, const char *cmdline)
 }
 
 /*
- * SELinux, Smack, TOMOYO and AppArmor are exclusive: the first of them in the list is the
- * one that starts. Is that SELinux?
+ * SELinux, Smack and AppArmor are exclusive (LSM_FLAG_EXCLUSIVE): the first of them in the
+ * list is the one that starts. Is that SELinux? TOMOYO is not exclusive since 5.1: it
+ * starts beside any of them, so it does not count here.
  */
 static int selinux_first_exclusive(const char *list)
 {
@@ -207,8 +208,7 @@ static int selinux_first_exclusive(const char *list)
 
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (!strcmp(tok, "selinux") || !strcmp(tok, "smack") || !strcmp(tok, "tomoyo") ||
-		    !strcmp(tok, "apparmor"))
+		if (!strcmp(tok, "selinux") || !strcmp(tok, "smack") || !strcmp(tok, "apparmor"))
 			return !strcmp(tok, "selinux");
 	return 0;
 }
@@ -431,15 +431,22 @@ int main(int argc, char **argv)
 		} else {
 			char list[MAXV];
 
-			lsm_without_selinux(tgt.lsm, list, sizeof(list));
-			if (cmdline_get(cmdline, "security", v, sizeof(v)) && !strcmp(v, "selinux"))
+			if (cmdline_get(cmdline, "lsm", v, sizeof(v))) {
+				/* lsm= on the command line wins over security= and CONFIG_LSM. */
+				lsm_without_selinux(v, list, sizeof(list));
+				snprintf(r.action, sizeof(r.action),
+					 "change lsm=%s to lsm=%s on the kernel command line (selinux=0 would be "
+					 "ignored: the target kernel lacks CONFIG_SECURITY_SELINUX_BOOTPARAM)", v, list);
+			} else if (cmdline_get(cmdline, "security", v, sizeof(v)) && !strcmp(v, "selinux")) {
 				snprintf(r.action, sizeof(r.action),
 					 "remove security=selinux from the kernel command line (selinux=0 would be "
 					 "ignored: the target kernel lacks CONFIG_SECURITY_SELINUX_BOOTPARAM)");
-			else
+			} else {
+				lsm_without_selinux(tgt.lsm, list, sizeof(list));
 				snprintf(r.action, sizeof(r.action),
 					 "add lsm=%s to the kernel command line (selinux=0 would be ignored: the "
 					 "target kernel lacks CONFIG_SECURITY_SELINUX_BOOTPARAM)", list);
+			}
 		}
 	}
 

@@ -66,6 +66,10 @@ expect debian-disabled 1 "enabled, no policy" "enabled, no policy" "remove secur
 # Debian's kernel without a switch: AppArmor wins, SELinux never starts. Nothing to do.
 tree debian-apparmor "root=/dev/vda" "lockdown,capability,yama,apparmor" unreg n "unconfined" 0 disabled "$DEBIAN_CFG"
 expect debian-apparmor 0 "disabled at boot" "disabled at boot" "To do: *nothing"
+# TOMOYO is not exclusive: lsm=tomoyo,selinux starts SELinux too, and with the config
+# disabled it runs with no policy; the advice drops selinux from that list.
+tree tomoyo-first "root=/dev/vda lsm=tomoyo,selinux" "capability,tomoyo,selinux" reg n kernel 0 disabled "$DEBIAN_CFG"
+expect tomoyo-first 1 "enabled, no policy" "enabled, no policy" "change lsm=tomoyo,selinux to lsm=tomoyo "
 # Legacy kernel that really disabled SELinux at run time: the new kernel will not.
 tree legacy-runtime "root=/dev/vda" "capability,selinux" unreg n "" 0 disabled "$LEGACY_CFG"
 expect legacy-runtime 1 "disabled at run time" "enabled, no policy" "add selinux=0"
