@@ -45,7 +45,11 @@ export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHA
 export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
 rows=()
-row() { rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")"); }
+# A finished row goes into the table at the end and, as progress, out at once.
+row() {
+	rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")")
+	info "done: $1 $3: $4 in $5 (${#rows[@]} rows, $((SECONDS - total))s so far)"
+}
 fails=0
 total=$SECONDS
 
