@@ -38,6 +38,11 @@ key=$( {
 	(cd "$HERE/overlay" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 } | sha256sum | cut -c1-16)
 img=$CACHE/rootfs/$SUITE-$A-$key.ext4
+# One build per arch at a time: make test starts the images in the background, and a test
+# that needs one waits here for it, then finds it cached.
+mkdir -p "$CACHE/rootfs"
+exec 9>"$CACHE/rootfs/.lock-$A"
+flock 9
 
 # install_tools: the final image, the base image plus the admin tool.
 install_tools() {

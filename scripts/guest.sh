@@ -14,8 +14,8 @@ for pair in selinux-probe:tests/guest/probe.c selinux-migrate-check:tools/selinu
 	if [ ! -x "$out/$bin" ] || [ "$src" -nt "$out/$bin" ]; then
 		# Display strings may be cut short on purpose (-Wno-format-truncation).
 		"${CROSS_COMPILE}gcc" -static -O2 -Wall -Wextra -Werror -Wno-format-truncation \
-			-o "$out/$bin.tmp" "$src" || die "building $bin for $1 failed"
-		mv "$out/$bin.tmp" "$out/$bin"
+			-o "$out/$bin.tmp.$$" "$src" || die "building $bin for $1 failed"
+		mv "$out/$bin.tmp.$$" "$out/$bin"
 	fi
 done
 echo "$out"

@@ -68,10 +68,13 @@ need_pkgs() {
 	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root or: apt-get install ${missing[*]})"
 	info "installing: ${missing[*]}"
 	mkdir -p "$BUILD"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
-		>"$BUILD/apt.log" 2>&1; then
-		DEBIAN_FRONTEND=noninteractive apt-get update >>"$BUILD/apt.log" 2>&1 || true
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
+	# Another of our jobs may be installing too (make test builds guest images beside the
+	# kernels): wait for dpkg's lock rather than fail on it.
+	local apt=(apt-get -o DPkg::Lock::Timeout=600)
+	if ! DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends "${missing[@]}" \
+		>>"$BUILD/apt.log" 2>&1; then
+		DEBIAN_FRONTEND=noninteractive "${apt[@]}" update >>"$BUILD/apt.log" 2>&1 || true
+		DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y --no-install-recommends "${missing[@]}" \
 			>>"$BUILD/apt.log" 2>&1 ||
 			die "could not install: ${missing[*]} (see $BUILD/apt.log)"
 	fi

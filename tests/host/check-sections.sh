@@ -1,11 +1,15 @@
 #!/bin/bash
-# Section check: are the LSM hook heads, blob sizes and every LSM's hook table of a vmlinux
-# inside [__start_ro_after_init, __end_ro_after_init)?
-#   check-sections.sh --expect ro|rw [--require "sym ..."] VMLINUX SRCTREE [NM]
-# The table names come from the source tree (every "struct security_hook_list NAME[]" and
-# "struct lsm_blob_sizes NAME"), so a new LSM cannot slip past. Prints KTAP; with
-# --expect rw (the negative control on a legacy kernel) each table must be writable instead.
-# Exit 0 when every table matches the expectation and every --require'd one is present.
+# Section check: are the LSM hook heads, blob sizes and every LSM's hook table read-only
+# after init?
+#   check-sections.sh --expect ro|rw [--require "sym ..."] VMLINUX|BUILD-DIR SRCTREE [NM]
+# Given a vmlinux: is each table inside [__start_ro_after_init, __end_ro_after_init)?
+# Given a build folder (a build of only security/, which is all a many-LSM config needs
+# here): is each table, in the object that defines it, in section .data..ro_after_init,
+# which the linker script puts inside that range? The table names come from the source
+# tree (every "struct security_hook_list NAME[]" and "struct lsm_blob_sizes NAME"), so a
+# new LSM cannot slip past. Prints KTAP; with --expect rw (the negative control on a
+# legacy kernel) each table must be writable instead. Exit 0 when every table matches the
+# expectation and every --require'd one is present.
 set -eu
 expect="" require=""
 while [ $# -gt 0 ]; do
@@ -15,10 +19,18 @@ while [ $# -gt 0 ]; do
 	*) break ;;
 	esac
 done
-[ $# -ge 2 ] || { echo "usage: check-sections.sh --expect ro|rw [--require SYMS] VMLINUX SRCTREE [NM]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: check-sections.sh --expect ro|rw [--require SYMS] VMLINUX|BUILD-DIR SRCTREE [NM]" >&2; exit 2; }
 case "$expect" in ro | rw) ;; *) echo "check-sections.sh: --expect must be ro or rw" >&2; exit 2 ;; esac
-vmlinux=$1 src=$2 nm=${3:-nm}
-[ -f "$vmlinux" ] || { echo "check-sections.sh: no such vmlinux: $vmlinux" >&2; exit 2; }
+target=$1 src=$2 nm=${3:-nm}
+if [ -d "$target" ]; then
+	mode=objects
+	[ -d "$target/security" ] || { echo "check-sections.sh: no security/ objects in $target" >&2; exit 2; }
+elif [ -f "$target" ]; then
+	mode=vmlinux
+else
+	echo "check-sections.sh: no such vmlinux or build folder: $target" >&2
+	exit 2
+fi
 
 lists=$(grep -rhoE 'struct security_hook_list [a-z0-9_]+\[\]' "$src/security" |
 	awk '{print $3}' | tr -d '[]' | sort -u)
@@ -28,31 +40,46 @@ names=$( {
 	grep -rhoE 'struct lsm_blob_sizes [a-z0-9_]+ ' "$src/security" | awk '{print $3}'
 } | sort -u)
 
-syms=$("$nm" "$vmlinux")
-# A hook list is always initialised (LSM_HOOK_INIT entries), so a .bss symbol of the same
-# name is some other object (kernel/bpf's BTF id set "bpf_lsm_hooks"); heads and blob
-# sizes may be uninitialised, and on a legacy kernel sit in .bss.
-addr() {
-	if echo "$lists" | grep -qx "$1"; then
-		echo "$syms" | awk -v s="$1" '$3 == s && $2 !~ /^[bB]$/ {print $1}'
-	else
-		echo "$syms" | awk -v s="$1" '$3 == s {print $1}'
+if [ "$mode" = objects ]; then
+	# "NAME SECTION" for every symbol the objects define (objdump -t: "addr flags section
+	# <tab> size name"; undefined references are *UND*).
+	syms=$(find "$target/security" -name '*.o' ! -name '*.mod.o' -print0 | sort -z |
+		xargs -0 "${nm%nm}objdump" -t |
+		awk -F'\t' 'NF >= 2 { n = split($1, a, " "); m = split($2, b, " ");
+			if (a[n] != "*UND*") print b[m], a[n] }')
+	[ -n "$syms" ] || { echo "check-sections.sh: no symbols in $target/security" >&2; exit 2; }
+	places() { echo "$syms" | awk -v s="$1" '$1 == s {print $2}'; }
+	where() { if [ "$1" = .data..ro_after_init ]; then echo ro; else echo rw; fi; }
+	range="section .data..ro_after_init"
+else
+	syms=$("$nm" "$target")
+	# A hook list is always initialised (LSM_HOOK_INIT entries), so a .bss symbol of the
+	# same name is some other object (kernel/bpf's BTF id set "bpf_lsm_hooks"); heads and
+	# blob sizes may be uninitialised, and on a legacy kernel sit in .bss.
+	places() {
+		if echo "$lists" | grep -qx "$1"; then
+			echo "$syms" | awk -v s="$1" '$3 == s && $2 !~ /^[bB]$/ {print $1}'
+		else
+			echo "$syms" | awk -v s="$1" '$3 == s {print $1}'
+		fi
+	}
+	start=$(places __start_ro_after_init)
+	end=$(places __end_ro_after_init)
+	if [ -z "$start" ] || [ -z "$end" ]; then
+		echo "check-sections.sh: no ro_after_init markers in $target" >&2
+		exit 2
 	fi
-}
-start=$(addr __start_ro_after_init)
-end=$(addr __end_ro_after_init)
-if [ -z "$start" ] || [ -z "$end" ]; then
-	echo "check-sections.sh: no ro_after_init markers in $vmlinux" >&2
-	exit 2
+	# Hex addresses of one width compare as strings.
+	where() { if [[ ! "$1" < "$start" ]] && [[ "$1" < "$end" ]]; then echo ro; else echo rw; fi; }
+	range="ro_after_init = [$start, $end)"
 fi
 
 results=""
 n=0 bad=0
 for name in $names; do
-	for a in $(addr "$name"); do
+	for a in $(places "$name"); do
 		n=$((n + 1))
-		# Hex addresses of one width compare as strings.
-		if [[ ! "$a" < "$start" ]] && [[ "$a" < "$end" ]]; then where=ro; else where=rw; fi
+		where=$(where "$a")
 		if [ "$where" = "$expect" ]; then
 			results="$results
 ok $n $name@$a is $where"
@@ -65,17 +92,17 @@ not ok $n $name@$a is $where, expected $expect"
 done
 for r in $require; do
 	n=$((n + 1))
-	if [ -n "$(addr "$r")" ]; then
+	if [ -n "$(places "$r")" ]; then
 		results="$results
 ok $n required table $r present"
 	else
 		bad=$((bad + 1))
 		results="$results
-not ok $n required table $r present # not in $vmlinux"
+not ok $n required table $r present # not in $target"
 	fi
 done
 echo "KTAP version 1"
 echo "1..$n"
 echo "${results#?}"
-echo "# ro_after_init = [$start, $end): $((n - bad)) as expected, $bad not"
+echo "# $range: $((n - bad)) as expected, $bad not"
 [ "$bad" -eq 0 ] && [ "$n" -gt 0 ]
