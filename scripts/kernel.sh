@@ -36,6 +36,10 @@ OUT=$SRC/build-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
 LINK=$BUILD/kernel/$KERNEL-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
 mkdir -p "$OUT" "$BUILD/kernel"
 ln -sfn "$OUT" "$LINK"
+# One make per build folder: make test builds some kernels in the background, and whoever
+# comes second waits here, then finds nothing left to do.
+exec 8>"$OUT/.lock"
+flock 8
 
 # The fragment list, dependencies first; a config may require another (one level or more).
 fragments() {
