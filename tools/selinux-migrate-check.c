@@ -359,9 +359,17 @@ int main(int argc, char **argv)
 		snprintf(r.today_why, sizeof(r.today_why), "not in the LSM list (%s): %s", lsm, why);
 	} else if (!registered) {
 		snprintf(r.today, sizeof(r.today), "disabled at run time");
-		snprintf(r.today_why, sizeof(r.today_why),
-			 "SELINUX=%s made libselinux write /sys/fs/selinux/disable; this kernel has runtime disable",
-			 r.mode);
+		/*
+		 * libselinux wrote the node at boot because the config said disabled then; if
+		 * it says something else now, that was changed since and counts from next boot.
+		 */
+		if (!strcmp(r.mode, "disabled"))
+			snprintf(r.today_why, sizeof(r.today_why),
+				 "SELINUX=disabled made libselinux write /sys/fs/selinux/disable; this kernel has runtime disable");
+		else
+			snprintf(r.today_why, sizeof(r.today_why),
+				 "a write to /sys/fs/selinux/disable (libselinux makes it at boot when SELINUX=disabled; the config now says SELINUX=%s, from the next boot); this kernel has runtime disable",
+				 r.mode);
 	} else {
 		if (slurp(path_of("/proc/self/attr/current"), attr, sizeof(attr)))
 			snprintf(attr, sizeof(attr), "unreadable");

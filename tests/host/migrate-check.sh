@@ -73,6 +73,18 @@ expect tomoyo-first 1 "enabled, no policy" "enabled, no policy" "change lsm=tomo
 # Legacy kernel that really disabled SELinux at run time: the new kernel will not.
 tree legacy-runtime "root=/dev/vda" "capability,selinux" unreg n "" 0 disabled "$LEGACY_CFG"
 expect legacy-runtime 1 "disabled at run time" "enabled, no policy" "add selinux=0"
+# The same machine after the admin switched the config to permissive (the matrix's
+# load-policy cell): still disabled until the next boot, and the reason must not claim that
+# SELINUX=permissive made libselinux write the node.
+tree legacy-now-permissive "root=/dev/vda" "capability,selinux" unreg n "" 0 permissive "$LEGACY_CFG"
+expect legacy-now-permissive 0 "disabled at run time" "permissive" "."
+n=$((n + 1))
+why=$("$bin" --root "$work/legacy-now-permissive" | sed -n 's/^  why: //p' | head -1)
+if echo "$why" | grep -q "SELINUX=permissive, from the next boot" && ! echo "$why" | grep -q "SELINUX=permissive made"; then
+	echo "ok $n legacy-now-permissive-reason"
+else
+	bad=$((bad + 1)); echo "not ok $n legacy-now-permissive-reason # $why"
+fi
 # The freeze trap: enforcing=1 with SELINUX=disabled, judged against an accepting kernel.
 tree freeze "root=/dev/vda enforcing=1" "capability,selinux" reg n kernel 1 disabled "$LEGACY_CFG"
 printf '%s\n' "$PATCHED_CFG" >"$work/patched.config"
