@@ -33,7 +33,8 @@ while [ $# -gt 0 ]; do
 done
 case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or 6.1)" ;; esac
 [ "$builds" = yes ] || [ $# -eq 0 ] || die "--defconfigs-only takes no arch"
-dir=$ROOT/configs/arch-check
+# ARCH_CHECK_CONFS: another folder of arch files (the tests use one with a faulty compiler).
+dir=${ARCH_CHECK_CONFS:-$ROOT/configs/arch-check}
 if [ $# -gt 0 ]; then arches=("$@"); else mapfile -t arches < <(names_in "$dir" .conf | tr ' ' '\n'); fi
 for a in "${arches[@]}"; do
 	[ -f "$dir/$a.conf" ] || die "unknown arch '$a' (one of: $(names_in "$dir" .conf))"
@@ -73,6 +74,13 @@ build() {
 	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1
 }
 
+# A build log's first error: the compiler's "error:" line (not a file named *error*, such
+# as libfdt's fdt_strerror.o), else make's "*** ... Error"; paths as in the tree.
+first_error() {
+	{ grep -m1 -E '(^|[^[:alnum:]_])error:' "$1" || grep -m1 -E '\*\*\* .*Error' "$1" ||
+		echo "no error line in the log"; } | sed 's|^\.\./||' | cut -c1-100
+}
+
 # The LSM options of lsm-all.config that olddefconfig dropped on this arch.
 vanished() {
 	local o=$1 opt
@@ -102,11 +110,10 @@ for a in "${arches[@]}"; do
 	info "$a: building linux-$tree ($DEFCONFIG + lsm-all: $what)"
 	o=$T/build-archcheck-$a
 	if ! build "$tree" "$a" "${targets[@]}"; then
-		err=$(grep -m1 -E 'error' "$o/check.log" | sed 's|^\.\./||' | cut -c1-100)
+		err=$(first_error "$o/check.log")
 		# Broken before the series? Then the series is not what a packager must look at.
 		if [ "$tree" != 6.1 ] && ! build 6.1 "$a" "${targets[@]}" &&
-			[ "$(grep -m1 -E 'error' "$BUILD/src/linux-6.1/build-archcheck-$a/check.log" |
-				sed 's|^\.\./||' | cut -c1-100)" = "$err" ]; then
+			[ "$(first_error "$BUILD/src/linux-6.1/build-archcheck-$a/check.log")" = "$err" ]; then
 			broken=$((broken + 1))
 			row "$a" "gcc $cc" "$what" "BASE BROKEN" "$((SECONDS - start))s" \
 				"unpatched 6.1 fails the same way: $err (log: ${o#"$ROOT"/}/check.log)"

@@ -101,6 +101,41 @@ t_arch_check_new_warning_counted() {
 	[ "$("$S/new-warnings.sh" "$f/warn-patched.log" /nonexistent | wc -l)" = 3 ]
 }
 
+# Negative control for the build step: riscv64's compiler behind a wrapper that fails on
+# kernel/bounds.c, the first object kbuild compiles (so each build stops within seconds).
+# An error of the patched tree that the unpatched one does not share must fail the arch and
+# the run; the same error in both trees is BASE BROKEN, listed and not counted.
+t_arch_check_build_failure_counted() {
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	mkdir -p "$d/bin"
+	for mode in patched both; do
+		for tool in ld as ar nm objcopy objdump readelf strip; do
+			ln -s "$(command -v riscv64-linux-gnu-$tool)" "$d/bin/fault-$mode-$tool"
+		done
+		cat >"$d/bin/fault-$mode-gcc" <<-EOF
+			#!/bin/sh
+			case "\$*" in *kernel/bounds.c*)
+				case "\$PWD" in *linux-6.1-patched/*) echo "kernel/bounds.c: error: injected (patched)" >&2; exit 1 ;; esac
+				[ $mode = both ] && msg=patched || msg=unpatched
+				echo "kernel/bounds.c: error: injected (\$msg)" >&2; exit 1 ;;
+			esac
+			exec riscv64-linux-gnu-gcc "\$@"
+		EOF
+		chmod +x "$d/bin/fault-$mode-gcc"
+		printf 'KARCH=riscv\nCROSS_COMPILE=%s\nCROSS_PKG=\nDEFCONFIG=defconfig\nIMAGE=\n' \
+			"$d/bin/fault-$mode-" >"$d/fault-$mode.conf"
+	done
+	rc=0
+	out=$(ARCH_CHECK_CONFS=$d "$S/arch-check.sh" --no-image fault-patched fault-both 2>&1) || rc=$?
+	echo "$out"
+	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
+	echo "$out" | grep -qE '^fault-patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
+	echo "$out" | grep -qE '^fault-both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
+	echo "$out" | tail -1 | grep -q '^1 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
+	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
+}
+
 # Negative control: the unpatched tree's defconfigs still carry the symbol, all 9 of them.
 t_arch_check_stale_defconfigs_unpatched() {
 	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
