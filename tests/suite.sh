@@ -106,6 +106,7 @@ t_arch_check_new_warning_counted() {
 # An error of the patched tree that the unpatched one does not share must fail the arch and
 # the run; the same error in both trees is BASE BROKEN, listed and not counted.
 t_arch_check_build_failure_counted() {
+	"$S/need.sh" gcc-riscv64-linux-gnu
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	mkdir -p "$d/bin"
