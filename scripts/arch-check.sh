@@ -74,13 +74,6 @@ build() {
 	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1
 }
 
-# A build log's first error: the compiler's "error:" line (not a file named *error*, such
-# as libfdt's fdt_strerror.o), else make's "*** ... Error"; paths as in the tree.
-first_error() {
-	{ grep -m1 -E '(^|[^[:alnum:]_])error:' "$1" || grep -m1 -E '\*\*\* .*Error' "$1" ||
-		echo "no error line in the log"; } | sed 's|^\.\./||' | cut -c1-100
-}
-
 # The LSM options of lsm-all.config that olddefconfig dropped on this arch.
 vanished() {
 	local o=$1 opt

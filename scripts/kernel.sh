@@ -141,8 +141,7 @@ while kill -0 "$pid" 2>/dev/null; do
 		info "$ARCH_IN $KERNEL $CONFIG: $((SECONDS - start))s, $(grep -E '^ +[A-Z]+' "$OUT/build.log" | tail -1 | sed 's/^ *//')"
 done
 if ! wait "$pid"; then
-	grep -E "error|Error" "$OUT/build.log" | head -5 >&2
-	die "$ARCH_IN $KERNEL $CONFIG: build failed after $((SECONDS - start))s, see $OUT/build.log"
+	die "$ARCH_IN $KERNEL $CONFIG: build failed after $((SECONDS - start))s: $(first_error "$OUT/build.log") (log: $OUT/build.log)"
 fi
 [ -n "${BUILD_TARGETS:-}" ] || [ -f "$OUT/$KIMAGE" ] || die "no $KIMAGE in $OUT"
 info "$ARCH_IN $KERNEL $CONFIG: built in $((SECONDS - start))s"

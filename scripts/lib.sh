@@ -57,6 +57,13 @@ config_names() {
 	names_in "$ROOT/configs" .config | tr ' ' '\n' | grep -vx base | tr '\n' ' ' | sed 's/ $//'
 }
 
+# A build log's first error: the compiler's "error:" line (not a file named *error*, such
+# as libfdt's fdt_strerror.o), else make's "*** ... Error"; paths as in the tree.
+first_error() {
+	{ grep -m1 -E '(^|[^[:alnum:]_])error:' "$1" || grep -m1 -E '\*\*\* .*Error' "$1" ||
+		echo "no error line in the log"; } | sed 's|^\.\./||' | cut -c1-100
+}
+
 # Install Debian packages that are missing (as root, through apt).
 need_pkgs() {
 	local p missing=()

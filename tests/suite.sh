@@ -150,6 +150,32 @@ ALL_TABLES="$SEL_TABLES apparmor_hooks apparmor_blob_sizes smack_hooks smack_blo
 tomoyo_hooks tomoyo_blob_sizes landlock_hooks landlock_blob_sizes yama_hooks loadpin_hooks
 lockdown_hooks bpf_lsm_hooks bpf_lsm_blob_sizes safesetid_security_hooks"
 
+# A kernel build that fails says why in its last line, the compiler's first error and the
+# log's path (not a handful of grep hits). The host gcc behind a wrapper that fails on
+# kernel/bounds.c, one of the first objects (so the build stops within seconds); its own
+# build folder, removed after.
+t_kernel_build_failure_one_line() {
+	d=$(mktemp -d)
+	out=$B/src/linux-6.1/build-x86_64-selinux-faultcheck
+	trap 'rm -rf "$d" "$out" "$B/kernel/6.1-x86_64-selinux-faultcheck"' EXIT
+	cat >"$d/gcc" <<-'EOF'
+		#!/bin/sh
+		case "$*" in *kernel/bounds.c*) echo "kernel/bounds.c: error: injected" >&2; exit 1 ;; esac
+		exec /usr/bin/gcc "$@"
+	EOF
+	chmod +x "$d/gcc"
+	rc=0
+	err=$(PATH="$d:$PATH" BUILD_SUFFIX=-faultcheck BUILD_TARGETS=prepare \
+		"$S/kernel.sh" x86_64 6.1 selinux 2>&1 >/dev/null) || rc=$?
+	echo "$err"
+	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
+	echo "$err" | tail -1 |
+		grep -q 'build failed after [0-9]*s: kernel/bounds.c: error: injected (log: .*build.log)$' ||
+		{ echo "not ok: the last line does not give the error and the log"; return 1; }
+	[ "$(echo "$err" | grep -c error)" = 1 ] || { echo "not ok: more than one error line"; return 1; }
+	grep -q 'error: injected' "$out/build.log" || { echo "not ok: the log lacks the error"; return 1; }
+}
+
 t_sections_x86_64_patched_selinux() {
 	o=$(kbuild x86_64 6.1-patched selinux)
 	"$H/check-sections.sh" --expect ro --require "$SEL_TABLES" "$o/vmlinux" "$B/src/linux-6.1-patched"
