@@ -52,7 +52,7 @@ row() {
 	rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")")
 	info "done: $1 $3: $4 in $5 (${#rows[@]} rows, $((SECONDS - total))s so far)"
 }
-fails=0 broken=0
+fails=0 broken=0 failed_arches="" failed_defconfigs=no
 total=$SECONDS
 
 # build TREE ARCH TARGETS...: defconfig + LSMs, then the targets, output in check.log.
@@ -112,7 +112,7 @@ for a in "${arches[@]}"; do
 				"unpatched 6.1 fails the same way: $err (log: ${o#"$ROOT"/}/check.log)"
 			continue
 		fi
-		fails=$((fails + 1))
+		fails=$((fails + 1)) failed_arches="$failed_arches $a"
 		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" "$err (log: ${o#"$ROOT"/}/check.log)"
 		continue
 	fi
@@ -127,7 +127,7 @@ for a in "${arches[@]}"; do
 	new=$(wc -l <"$o/new-warnings")
 	note=${gone:+not on this arch: $gone}
 	if [ "$new" -gt 0 ]; then
-		fails=$((fails + 1))
+		fails=$((fails + 1)) failed_arches="$failed_arches $a"
 		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
 			"$new warnings not in the unpatched build: ${o#"$ROOT"/}/new-warnings; $note"
 	else
@@ -166,13 +166,26 @@ for d in "${defconfigs[@]}"; do
 	k=${d%%:*} c=${d#*:}
 	r=$(cat "$T/build-defconfig-$k-$c/result" 2>/dev/null || echo "FAILED|?")
 	res=${r%|*}
-	[ "$res" = ok ] || fails=$((fails + 1))
+	[ "$res" = ok ] || { fails=$((fails + 1)) failed_defconfigs=yes; }
 	row "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "symbol gone" || echo "linux-$tree still has CONFIG_SECURITY_SELINUX_DISABLE")"
 done
 
-printf '%-10s %-11s %-34s %-11s %5s  %s\n' arch compiler built result time note
-printf '%s\n' "${rows[@]}"
-summary="$fails failed"
-[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
-echo "$summary, $((SECONDS - total))s"
+# The table, the command that reruns what failed, the summary: on stdout, and in
+# results/arch-check/table.txt for CI to keep (written whole or not at all).
+report() {
+	printf '%-10s %-11s %-34s %-11s %5s  %s\n' arch compiler built result time note
+	printf '%s\n' "${rows[@]}"
+	local cmd="scripts/arch-check.sh" opts=""
+	[ -z "${ARCH_CHECK_CONFS:-}" ] || cmd="ARCH_CHECK_CONFS=$ARCH_CHECK_CONFS $cmd"
+	[ "$tree" = 6.1-patched ] || opts=" --tree $tree"
+	[ "$images" = yes ] || [ -z "$failed_arches" ] || opts="$opts --no-image"
+	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts$failed_arches"
+	[ "$failed_defconfigs" = no ] || echo "rerun the defconfig check: $cmd --defconfigs-only${opts%% --no-image}"
+	summary="$fails failed"
+	[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
+	echo "$summary, $((SECONDS - total))s"
+}
+mkdir -p "$ROOT/results/arch-check"
+report | tee "$ROOT/results/arch-check/table.txt.tmp"
+mv "$ROOT/results/arch-check/table.txt.tmp" "$ROOT/results/arch-check/table.txt"
 [ "$fails" -eq 0 ]

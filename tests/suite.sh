@@ -134,6 +134,9 @@ t_arch_check_build_failure_counted() {
 	echo "$out" | grep -qE '^fault-patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
 	echo "$out" | grep -qE '^fault-both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
 	echo "$out" | tail -1 | grep -q '^1 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
+	echo "$out" | grep -qx "rerun the failed builds: ARCH_CHECK_CONFS=$d .*arch-check.sh --no-image fault-patched" ||
+		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
+	grep -q '^fault-patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
@@ -142,6 +145,7 @@ t_arch_check_stale_defconfigs_unpatched() {
 	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
 	echo "$out"
 	[ "$(echo "$out" | grep -c 'SYMBOL LEFT')" = 9 ]
+	echo "$out" | grep -qx 'rerun the defconfig check: scripts/arch-check.sh --defconfigs-only --tree 6.1' 
 }
 
 # --- the builds and where their hook tables live ------------------------------------
