@@ -5,7 +5,8 @@
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still carry the
 #     symbol); --defconfigs-only: only the olddefconfig/savedefconfig part.
 # Per arch: its defconfig with every LSM the series touches turned on
-# (configs/lsm-all.config merged on top), built through security/ and the other objects
+# (configs/lsm-all.config merged on top, then configs/arch-check/<arch>.config where an
+# arch needs one, in both trees; i386's turns -Werror off), built through security/ and the other objects
 # that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF events are on) and,
 # where the arch file lists it and --no-image is not given, the full image. The same build
 # of the unpatched tree gives the baseline: a warning the patched build has that the
@@ -65,8 +66,10 @@ build() {
 	local mk=(make -C "$BUILD/src/linux-$tree" O="$o" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
 		CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
+	local frags=("$ROOT/configs/lsm-all.config")
+	[ ! -f "$dir/$a.config" ] || frags+=("$dir/$a.config")
 	(cd "$BUILD/src/linux-$tree" && ./scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" \
-		"$ROOT/configs/lsm-all.config") >>"$o/check.log" 2>&1 || return 1
+		"${frags[@]}") >>"$o/check.log" 2>&1 || return 1
 	"${mk[@]}" olddefconfig >>"$o/check.log" 2>&1 || return 1
 	t=(security/)
 	grep -q '^CONFIG_BPF_SYSCALL=y' "$o/.config" && t+=(kernel/bpf/)
@@ -126,6 +129,7 @@ for a in "${arches[@]}"; do
 	"$ROOT/scripts/new-warnings.sh" "$o/check.log" "$base" >"$o/new-warnings"
 	new=$(wc -l <"$o/new-warnings")
 	note=${gone:+not on this arch: $gone}
+	[ ! -f "$dir/$a.config" ] || note="${note:+$note; }also merged: $a.config"
 	if [ "$new" -gt 0 ]; then
 		fails=$((fails + 1)) failed_arches="$failed_arches $a"
 		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
