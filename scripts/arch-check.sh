@@ -7,8 +7,9 @@
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then configs/arch-check/<arch>.config where an
 # arch needs one, in both trees; i386's turns -Werror off), built through security/ and
-# the other objects that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF events are on) and,
-# where the arch file lists it and --no-image is not given, the full image. The same build
+# the other objects that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF
+# events are on) and, where the arch file lists it and --no-image is not given, the full
+# image. The same build
 # of the unpatched tree gives the baseline: a warning the patched build has that the
 # baseline has not counts as a failure. Then every defconfig that used to set
 # CONFIG_SECURITY_SELINUX_DISABLE goes through olddefconfig and savedefconfig with no trace
