@@ -58,6 +58,7 @@ fails=0 broken=0 failed_arches="" failed_defconfigs=no
 total=$SECONDS
 
 # build TREE ARCH TARGETS...: defconfig + LSMs, then the targets, output in check.log.
+# Returns 1 if a step failed, 3 if olddefconfig left SELinux off.
 build() {
 	local tree=$1 a=$2 o t
 	shift 2
@@ -67,21 +68,29 @@ build() {
 	local mk=(make -C "$BUILD/src/linux-$tree" O="$o" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
 		CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
-	local frags=("$ROOT/configs/lsm-all.config")
+	local frags
+	mapfile -t frags < <(config_chain lsm-all)
 	[ ! -f "$dir/$a.config" ] || frags+=("$dir/$a.config")
 	(cd "$BUILD/src/linux-$tree" && ./scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" \
 		"${frags[@]}") >>"$o/check.log" 2>&1 || return 1
 	"${mk[@]}" olddefconfig >>"$o/check.log" 2>&1 || return 1
+	# Without SELinux the series' own code is not compiled, and "ok" would mean nothing.
+	if ! grep -q '^CONFIG_SECURITY_SELINUX=y' "$o/.config"; then
+		echo "arch-check: CONFIG_SECURITY_SELINUX is off after olddefconfig" >>"$o/check.log"
+		return 3
+	fi
 	t=(security/)
 	grep -q '^CONFIG_BPF_SYSCALL=y' "$o/.config" && t+=(kernel/bpf/)
 	grep -q '^CONFIG_BPF_EVENTS=y' "$o/.config" && t+=(kernel/trace/bpf_trace.o)
-	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1
+	"${mk[@]}" "${t[@]}" "$@" >>"$o/check.log" 2>&1 || return 1
 }
 
-# The LSM options of lsm-all.config that olddefconfig dropped on this arch.
+# The LSM options of lsm-all (and the selinux config it requires) that olddefconfig
+# dropped on this arch.
 vanished() {
 	local o=$1 opt
-	grep -oE '^CONFIG_(SECURITY_[A-Z_]+|BPF_LSM)=y' "$ROOT/configs/lsm-all.config" | cut -d= -f1 |
+	# shellcheck disable=SC2046 # the chain's file names have no spaces
+	grep -hoE '^CONFIG_(SECURITY_[A-Z_]+|BPF_LSM)=y' $(config_chain lsm-all) | cut -d= -f1 |
 		while read -r opt; do
 			grep -q "^$opt=y" "$o/.config" || printf '%s ' "${opt#CONFIG_}"
 		done
@@ -106,7 +115,20 @@ for a in "${arches[@]}"; do
 	what="security/ bpf ${targets[*]:-}"
 	info "$a: building linux-$tree ($DEFCONFIG + lsm-all: $what)"
 	o=$T/build-archcheck-$a
-	if ! build "$tree" "$a" "${targets[@]}"; then
+	rc=0
+	build "$tree" "$a" "${targets[@]}" || rc=$?
+	if [ "$rc" -eq 0 ] && [ ! -f "$o/security/selinux/hooks.o" ]; then
+		echo "arch-check: the build made no security/selinux/hooks.o" >>"$o/check.log"
+		rc=3
+	fi
+	# 3: built, or stopped before building, without SELinux; 1: the build failed.
+	if [ "$rc" -eq 3 ]; then
+		fails=$((fails + 1)) failed_arches="$failed_arches $a"
+		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" \
+			"$(tail -1 "$o/check.log" | sed 's/^arch-check: //'), so the series was not built (log: ${o#"$ROOT"/}/check.log)"
+		continue
+	fi
+	if [ "$rc" -ne 0 ]; then
 		err=$(first_error "$o/check.log")
 		# Broken before the series? Then the series is not what a packager must look at.
 		if [ "$tree" != 6.1 ] && ! build 6.1 "$a" "${targets[@]}" &&

@@ -41,17 +41,7 @@ ln -sfn "$OUT" "$LINK"
 exec 8>"$OUT/.lock"
 flock 8
 
-# The fragment list, dependencies first; a config may require another (one level or more).
-fragments() {
-	local name=$1 req
-	req=$(sed -n 's/^# requires: *//p' "$ROOT/configs/$name.config")
-	for r in $req; do
-		[ -f "$ROOT/configs/$r.config" ] || die "configs/$name.config requires unknown config '$r'"
-		fragments "$r"
-	done
-	echo "$ROOT/configs/$name.config"
-}
-CHAIN=$(fragments "$CONFIG" | tr '\n' ' ')
+CHAIN=$(config_chain "$CONFIG" | tr '\n' ' ')
 # "# base: debian" in a fragment: start from Debian's own config for this arch (package
 # linux-config-6.1, flavour $DEBIAN_FLAVOUR, default "none_<arch>") instead of our lean
 # allnoconfig base, and merge the fragments on top of it.

@@ -53,6 +53,18 @@ check_config() {
 	[ -f "$ROOT/configs/$1.config" ] || die "unknown config '$1' (one of: $(config_names))"
 }
 
+# A config's fragment files, dependencies first: a config may require another ("# requires:
+# <name>"), one level or more.
+config_chain() {
+	local name=$1 req r
+	req=$(sed -n 's/^# requires: *//p' "$ROOT/configs/$name.config")
+	for r in $req; do
+		[ -f "$ROOT/configs/$r.config" ] || die "configs/$name.config requires unknown config '$r'"
+		config_chain "$r"
+	done
+	echo "$ROOT/configs/$name.config"
+}
+
 config_names() {
 	names_in "$ROOT/configs" .config | tr ' ' '\n' | grep -vx base | tr '\n' ' ' | sed 's/ $//'
 }

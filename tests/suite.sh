@@ -86,8 +86,12 @@ t_tree_stale_unpatched() {
 # riscv64 (a cross compiler, another arch family) through security/ and the other
 # lsm_hooks.h users, against the unpatched baseline; then the defconfigs that carried the
 # removed symbol. (i386 was in this slice too; make arch-check builds it, image and all.)
+# The CI slice of make arch-check: riscv64 through security/ and bpf, with every LSM of
+# lsm-all on (an empty note: none dropped by olddefconfig).
 t_arch_check_riscv64() {
-	"$S/arch-check.sh" --no-image riscv64
+	out=$("$S/arch-check.sh" --no-image riscv64)
+	echo "$out"
+	echo "$out" | grep -qE '^riscv64 .* ok +[0-9]+s *$' || { echo "not ok: riscv64 row"; return 1; }
 }
 
 # The warning comparison arch-check uses: the same warnings moved by the series are not new,
@@ -127,14 +131,21 @@ t_arch_check_build_failure_counted() {
 		printf 'KARCH=riscv\nCROSS_COMPILE=%s\nCROSS_PKG=\nDEFCONFIG=defconfig\nIMAGE=\n' \
 			"$d/bin/fault-$mode-" >"$d/fault-$mode.conf"
 	done
+	# and an arch whose config ends up without SELinux: nothing of the series would be
+	# compiled, so it must not pass (the arch's fragment turns it off, as a defconfig could).
+	printf 'KARCH=riscv\nCROSS_COMPILE=riscv64-linux-gnu-\nCROSS_PKG=\nDEFCONFIG=defconfig\nIMAGE=\n' \
+		>"$d/noselinux.conf"
+	echo '# CONFIG_SECURITY_SELINUX is not set' >"$d/noselinux.config"
 	rc=0
-	out=$(ARCH_CHECK_CONFS=$d "$S/arch-check.sh" --no-image fault-patched fault-both 2>&1) || rc=$?
+	out=$(ARCH_CHECK_CONFS=$d "$S/arch-check.sh" --no-image fault-patched fault-both noselinux 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
 	echo "$out" | grep -qE '^fault-patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
 	echo "$out" | grep -qE '^fault-both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
-	echo "$out" | tail -1 | grep -q '^1 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
-	echo "$out" | grep -qx "rerun the failed builds: ARCH_CHECK_CONFS=$d .*arch-check.sh --no-image fault-patched" ||
+	echo "$out" | grep -qE '^noselinux .* FAILED .*CONFIG_SECURITY_SELINUX is off' ||
+		{ echo "not ok: a build without SELinux was not failed"; return 1; }
+	echo "$out" | tail -1 | grep -q '^2 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
+	echo "$out" | grep -qx "rerun the failed builds: ARCH_CHECK_CONFS=$d .*arch-check.sh --no-image fault-patched noselinux" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
 	grep -q '^fault-patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
