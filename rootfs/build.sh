@@ -41,8 +41,7 @@ img=$CACHE/rootfs/$SUITE-$A-$key.ext4
 # One build per arch at a time: make test starts the images in the background, and a test
 # that needs one waits here for it, then finds it cached.
 mkdir -p "$CACHE/rootfs"
-exec 9>"$CACHE/rootfs/.lock-$A"
-flock 9
+lock "$CACHE/rootfs/.lock-$A"
 
 # install_tools: the final image, the base image plus the admin tool.
 install_tools() {

@@ -38,8 +38,7 @@ mkdir -p "$OUT" "$BUILD/kernel"
 ln -sfn "$OUT" "$LINK"
 # One make per build folder: make test builds some kernels in the background, and whoever
 # comes second waits here, then finds nothing left to do.
-exec 8>"$OUT/.lock"
-flock 8
+lock "$OUT/.lock"
 
 CHAIN=$(config_chain "$CONFIG" | tr '\n' ' ')
 # "# base: debian" in a fragment: start from Debian's own config for this arch (package

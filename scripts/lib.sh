@@ -98,3 +98,11 @@ need_pkgs() {
 			die "could not install: ${missing[*]} (see $BUILD/apt.log)"
 	fi
 }
+
+# Hold FILE's lock until this script ends; whoever comes second waits here. make test
+# builds kernels and guest images in the background, and two make invocations may overlap.
+lock() {
+	local fd
+	exec {fd}>"$1"
+	flock "$fd"
+}

@@ -7,8 +7,7 @@ set -eu
 "$ROOT/scripts/source.sh"
 need_pkgs patch
 # One patcher at a time (make test's background jobs, two make invocations).
-exec 6>"$BUILD/src/.lock-patch"
-flock 6
+lock "$BUILD/src/.lock-patch"
 SRC=$BUILD/src/linux-6.1
 DST=$BUILD/src/linux-6.1-patched
 DIR=$ROOT/patches/6.1

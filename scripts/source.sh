@@ -7,8 +7,7 @@ set -eu
 
 mkdir -p "$BUILD/src"
 # One unpacker at a time: make test builds kernels in the background too.
-exec 7>"$BUILD/src/.lock-source"
-flock 7
+lock "$BUILD/src/.lock-source"
 need_pkgs linux-source-6.1 linux-source-6.12 xz-utils
 
 for v in 6.1 6.12; do
