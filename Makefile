@@ -13,7 +13,7 @@ SHELL := /bin/bash
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14 | sed 's/^/  /'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18 | sed 's/^/  /'
 	@echo "configs: $$(ls configs/*.config | xargs -n1 basename | sed 's/\.config$$//' | grep -vx base | tr '\n' ' ')"
 
 source: ## install linux-source-6.1/6.12 and unpack them into build/src
