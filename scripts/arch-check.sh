@@ -1,9 +1,10 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [--no-image] [--defconfigs-only] [--tree NAME] [ARCH...]
+#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [ARCH...]
 #     ARCH: default every configs/arch-check/<arch>.conf; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still carry the
-#     symbol); --defconfigs-only: only the olddefconfig/savedefconfig part.
+#     symbol); --defconfigs-only: only the olddefconfig/savedefconfig part;
+#     --no-defconfigs: without it (what the rerun line of failed builds uses).
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then configs/arch-check/<arch>.config where an
 # arch needs one, in both trees; i386's turns -Werror off), built through security/ and
@@ -19,22 +20,24 @@
 # listed as BASE BROKEN with the first error, and not counted against the series.
 set -eu
 . "$(dirname "$0")/lib.sh"
-images=yes builds=yes tree=6.1-patched
+images=yes builds=yes check_defconfigs=yes tree=6.1-patched
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-image) images=no ;;
 	--defconfigs-only) builds=no ;;
+	--no-defconfigs) check_defconfigs=no ;;
 	--tree)
 		[ $# -ge 2 ] || die "--tree needs a name (6.1-patched or 6.1)"
 		tree=$2
 		shift ;;
-	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --tree NAME)" ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME)" ;;
 	*) break ;;
 	esac
 	shift
 done
 case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or 6.1)" ;; esac
 [ "$builds" = yes ] || [ $# -eq 0 ] || die "--defconfigs-only takes no arch"
+[ "$builds" = yes ] || [ "$check_defconfigs" = yes ] || die "--defconfigs-only and --no-defconfigs leave nothing to do"
 # ARCH_CHECK_CONFS: another folder of arch files (the tests use one with a faulty compiler).
 dir=${ARCH_CHECK_CONFS:-$ROOT/configs/arch-check}
 if [ $# -gt 0 ]; then arches=("$@"); else mapfile -t arches < <(names_in "$dir" .conf | tr ' ' '\n'); fi
@@ -187,7 +190,9 @@ defconfig_check() {
 defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defconfig
 	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig
 	loongarch:loongson3_defconfig powerpc:ppc6xx_defconfig)
-info "olddefconfig + savedefconfig of the ${#defconfigs[@]} defconfigs that set the removed symbol"
+[ "$check_defconfigs" = yes ] || defconfigs=()
+[ ${#defconfigs[@]} -eq 0 ] ||
+	info "olddefconfig + savedefconfig of the ${#defconfigs[@]} defconfigs that set the removed symbol"
 running=0
 for d in "${defconfigs[@]}"; do
 	rm -f "$T/build-defconfig-${d%%:*}-${d#*:}/result"
@@ -213,7 +218,7 @@ report() {
 	[ -z "${ARCH_CHECK_CONFS:-}" ] || cmd="ARCH_CHECK_CONFS=$ARCH_CHECK_CONFS $cmd"
 	[ "$tree" = 6.1-patched ] || opts=" --tree $tree"
 	[ "$images" = yes ] || [ -z "$failed_arches" ] || opts="$opts --no-image"
-	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts$failed_arches"
+	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts --no-defconfigs$failed_arches"
 	[ "$failed_defconfigs" = no ] || echo "rerun the defconfig check: $cmd --defconfigs-only${opts%% --no-image}"
 	summary="$fails failed"
 	[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
