@@ -147,6 +147,7 @@ t_arch_check_build_failure_counted() {
 	echo "$out" | grep -qE '^noselinux .* FAILED .*CONFIG_SECURITY_SELINUX is off' ||
 		{ echo "not ok: a build without SELinux was not failed"; return 1; }
 	echo "$out" | tail -1 | grep -q '^2 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
+	! echo "$out" | grep -q ' savedefconfig ' || { echo "not ok: --no-defconfigs ran the defconfigs"; return 1; }
 	echo "$out" | grep -qx "rerun the failed builds: ARCH_CHECK_CONFS=$d .*arch-check.sh --no-image --no-defconfigs fault-patched noselinux" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
 	grep -q '^fault-patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
