@@ -9,7 +9,7 @@ JOBS ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch kernel rootfs advisor arch-check arch-check-quick series-check matrix test bench checkpatch lint clean
+.PHONY: help source patch debian-patches kernel rootfs advisor arch-check arch-check-quick series-check matrix test bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -30,6 +30,9 @@ rootfs: ## build (or reuse) the bookworm guest image for ARCH; prints its path
 
 advisor: ## build selinux-migrate-check for ARCH (static); prints the binary's path
 	@echo "$$(scripts/guest.sh "$(ARCH)")/selinux-migrate-check"
+
+debian-patches: ## the series as a debian/patches slice with DEP-3 headers; prints its folder
+	@scripts/debian-patches.sh
 
 checkpatch: ## run the tree's checkpatch.pl on every patch of the series
 	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1

@@ -2,8 +2,8 @@
 # make arch-check: does every architecture still build with the series?
 #   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [ARCH...]
 #     ARCH: default every configs/arch-check/<arch>.conf; --tree: the tree checked
-#     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still carry the
-#     symbol); --defconfigs-only: only the olddefconfig/savedefconfig part;
+#     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
+#     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
 #     --no-defconfigs: without it (what the rerun line of failed builds uses).
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then configs/arch-check/<arch>.config where an
@@ -12,9 +12,8 @@
 # events are on) and, where the arch file lists it and --no-image is not given, the full
 # image. The same build of the unpatched tree gives the baseline: a warning the patched
 # build has that the baseline has not counts as a failure (a patched build with no warning
-# needs no baseline). Then every defconfig that used to set
-# CONFIG_SECURITY_SELINUX_DISABLE goes through olddefconfig and savedefconfig with no trace
-# of the symbol left. Prints a table. An arch whose cross compiler Debian does not ship is
+# needs no baseline). Then every defconfig that sets CONFIG_SECURITY_SELINUX_DISABLE goes
+# through olddefconfig and savedefconfig, and runtime disable must end up off. Prints a table. An arch whose cross compiler Debian does not ship is
 # listed as not built, with why; an LSM the arch cannot have (BPF LSM needs a BPF JIT) is
 # named in the note. An arch whose build fails the same way on the unpatched tree is
 # listed as BASE BROKEN with the first error, and not counted against the series.
@@ -172,7 +171,9 @@ for a in "${arches[@]}"; do
 	fi
 done
 
-# The defconfigs that carried the stale symbol: olddefconfig + savedefconfig, no trace.
+# The defconfigs that set the removed symbol (the series leaves their stale line alone, as
+# stable rules ask): after olddefconfig + savedefconfig, neither runtime disable nor
+# writable hooks may be on, and savedefconfig must not write the symbol back.
 # Each is one single-threaded kconfig run, so they go as many at a time as there are cores.
 defconfig_check() {
 	local k=${1%%:*} c=${1#*:} o res start=$SECONDS
@@ -181,9 +182,9 @@ defconfig_check() {
 	res=ok
 	if ! make -C "$T" O="$o" ARCH="$k" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
-	elif grep -q SECURITY_SELINUX_DISABLE "$o/.config" "$o/defconfig" \
-		"$T/arch/$k/configs/$c"; then
-		res="SYMBOL LEFT"
+	elif grep -qE '^CONFIG_SECURITY_(SELINUX_DISABLE|WRITABLE_HOOKS)=y' "$o/.config" ||
+		grep -q SECURITY_SELINUX_DISABLE "$o/defconfig"; then
+		res="RUNTIME DISABLE ON"
 	fi
 	echo "$res|$((SECONDS - start))" >"$o/result"
 }
@@ -206,7 +207,7 @@ for d in "${defconfigs[@]}"; do
 	r=$(cat "$T/build-defconfig-$k-$c/result" 2>/dev/null || echo "FAILED|?")
 	res=${r%|*}
 	[ "$res" = ok ] || { fails=$((fails + 1)) failed_defconfigs=yes; }
-	row "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "symbol gone" || echo "linux-$tree still has CONFIG_SECURITY_SELINUX_DISABLE")"
+	row "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "runtime disable off" || echo "linux-$tree builds runtime disable from it")"
 done
 
 # The table, the command that reruns what failed, the summary: on stdout, and in

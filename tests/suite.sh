@@ -47,6 +47,51 @@ t_series_git_am() {
 	"$H/series-git-am.sh" "$B/src/linux-6.1"
 }
 
+# Negative control: a mail whose body starts with an in-body "From:" line makes git am
+# record that person as the author; the check against commits.tsv must catch it.
+t_series_git_am_author_change_caught() {
+	"$S/source.sh"
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	cp "$ROOT"/patches/6.1/* "$d/"
+	sed -i '0,/^commit f22f9aaf6c3d/s//From: Paul Moore <paul@paul-moore.com>\n\n&/' "$d"/0001-*.patch
+	rc=0
+	out=$(SERIES_DIR=$d "$H/series-git-am.sh" "$B/src/linux-6.1") || rc=$?
+	echo "$out"
+	[ "$rc" -ne 0 ] || { echo "not ok: a changed author passed"; return 1; }
+	echo "$out" | grep -q "^not ok 2 0001-.*author 'Paul Moore <paul@paul-moore.com>'" ||
+		{ echo "not ok: the author change was not named"; return 1; }
+	[ "$(echo "$out" | grep -c '^not ok')" = 1 ] || { echo "not ok: other patches failed too"; return 1; }
+	echo "ok: an in-body From: line that changes the author fails, naming the patch"
+}
+
+# The Debian form: quilt push -a on a fresh tree, no fuzz or offset, same tree as git am.
+t_debian_patches_quilt() {
+	"$S/source.sh"
+	"$S/need.sh" quilt
+	"$H/quilt-export.sh" "$B/src/linux-6.1"
+}
+
+# Negative control: the same check on a tree where SafeSetID's file has one line more at
+# its top must report the offset and fail.
+t_debian_patches_offset_caught() {
+	"$S/source.sh"
+	"$S/need.sh" quilt
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	# the folders the series touches, from the pristine tree
+	(cd "$B/src/linux-6.1" && tar -cf - Documentation/ABI Documentation/admin-guide include/linux security) |
+		tar -xf - -C "$d"
+	sed -i '1i /* one line more */' "$d/security/safesetid/lsm.c"
+	rc=0
+	out=$("$H/quilt-export.sh" "$d") || rc=$?
+	echo "$out"
+	[ "$rc" -ne 0 ] || { echo "not ok: an offset passed"; return 1; }
+	echo "$out" | grep -q '^not ok 2 quilt applied with fuzz or offset' || { echo "not ok: offset not named"; return 1; }
+	echo "$out" | grep -q 'offset' || { echo "not ok: no offset line shown"; return 1; }
+	echo "ok: an offset fails the quilt check"
+}
+
 t_series_apply_failure_named() {
 	"$S/source.sh"
 	"$H/apply-fail.sh" "$B/src/linux-6.1"
@@ -63,11 +108,11 @@ t_checkpatch_new_finding_fails() {
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	cp "$ROOT"/patches/6.1/* "$d/"
-	# trailing whitespace on the one line patch 0008 adds
-	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0008-*.patch
+	# trailing whitespace on the one line patch 0007 adds
+	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0007-*.patch
 	out=$("$H/checkpatch.sh" "$B/src/linux-6.1" "$d") && { echo "$out"; echo "a new finding passed"; return 1; }
 	echo "$out"
-	echo "$out" | grep -q '^not ok 8 0008-.*TRAILING_WHITESPACE'
+	echo "$out" | grep -q '^not ok 7 0007-.*TRAILING_WHITESPACE'
 	[ "$(echo "$out" | grep -c '^not ok')" = 1 ]
 }
 
@@ -220,10 +265,27 @@ t_sections_x86_64_patched_lsm_all() {
 	"$H/check-sections.sh" --expect ro --require "${ALL_TABLES//$'\n'/ }" "$o" "$B/src/linux-6.1-patched"
 }
 
-# The shim flag's reject build keeps the tables read-only too.
-t_sections_x86_64_patched_reject() {
-	o=$(kbuild x86_64 6.1-patched selinux-reject)
+# The shim flag's accept build keeps the tables read-only too.
+t_sections_x86_64_patched_accept() {
+	o=$(kbuild x86_64 6.1-patched selinux-accept)
 	"$H/check-sections.sh" --expect ro --require "$SEL_TABLES" "$o/vmlinux" "$B/src/linux-6.1-patched"
+}
+
+# The series' default answer is stock 6.1's: a config that does not choose gets REJECT
+# (olddefconfig picks it silently, so the default is what a packager's build gets). The
+# accept build is the control: there the same check must see ACCEPT and fail.
+t_patched_default_is_reject() {
+	d=$(kbuild x86_64 6.1-patched selinux)
+	a=$(kbuild x86_64 6.1-patched selinux-accept)
+	grep -qx 'CONFIG_SECURITY_SELINUX_RETIRED_DISABLE_REJECT=y' "$d/.config" ||
+		{ echo "not ok: the default build did not get REJECT"; return 1; }
+	! grep -q '^CONFIG_SECURITY_SELINUX_RETIRED_DISABLE_ACCEPT=y' "$d/.config" ||
+		{ echo "not ok: the default build has ACCEPT"; return 1; }
+	! grep -qx 'CONFIG_SECURITY_SELINUX_RETIRED_DISABLE_REJECT=y' "$a/.config" ||
+		{ echo "not ok: the control (accept build) has REJECT: the check cannot fail"; return 1; }
+	grep -qx 'CONFIG_SECURITY_SELINUX_RETIRED_DISABLE_ACCEPT=y' "$a/.config" ||
+		{ echo "not ok: the accept build lost ACCEPT"; return 1; }
+	echo "ok: default REJECT, and the accept build is told apart"
 }
 
 # Negative control for the SafeSetID patch: on stock 6.1 with every LSM, the check must
