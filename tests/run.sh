@@ -4,17 +4,22 @@
 # "N passed, N failed[, N skipped]". A test passes on exit 0, is skipped on exit 4
 # (kselftest's convention) and fails on anything else. Exit 1 if any test failed.
 #   tests/run.sh [NAME-PATTERN]   (a grep -E pattern to run a slice)
-set -eu
+# Each test runs in its own bash process with errexit and pipefail on, so every command of
+# a test counts: a test called on the left of "||" in this shell would run with errexit
+# ignored, down to the functions it calls (bash's rule), and only its last command would
+# decide it. TEST_SUITE names another suite file (the runner's own self-test uses one).
+set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUTDIR=${TEST_RESULTS:-$ROOT/results/test}
+SUITE=${TEST_SUITE:-$ROOT/tests/suite.sh}
 filter=${1:-.}
 mkdir -p "$OUTDIR"
 # shellcheck source=tests/suite.sh
-. "$ROOT/tests/suite.sh"
+. "$SUITE"
 
 mapfile -t all < <(declare -F | awk '{print $3}' | grep '^t_' | sed 's/^t_//')
 # Keep the order of definition in suite.sh, not declare's alphabetical order.
-mapfile -t order < <(grep -oE '^t_[a-z0-9_]+\(\)' "$ROOT/tests/suite.sh" | sed 's/^t_//; s/()$//')
+mapfile -t order < <(grep -oE '^t_[a-z0-9_]+\(\)' "$SUITE" | sed 's/^t_//; s/()$//')
 selected=()
 for t in "${order[@]}"; do
 	case " ${all[*]} " in *" $t "*) ;; *) continue ;; esac
@@ -27,7 +32,7 @@ done
 # builds leave idle; the tests that need its result wait for it (they take its lock).
 bg=""
 if declare -F background >/dev/null && printf '%s\n' "${selected[@]}" | grep -qE -- "$BACKGROUND_FOR"; then
-	( renice -n 10 -p "$BASHPID" >/dev/null; set -eu; background ) >"$OUTDIR/background.log" 2>&1 </dev/null &
+	( renice -n 10 -p "$BASHPID" >/dev/null; set -euo pipefail; background ) >"$OUTDIR/background.log" 2>&1 </dev/null &
 	bg=$!
 	echo "# started in the background: $BACKGROUND_WHAT (log: ${OUTDIR#"$ROOT"/}/background.log)" >&2
 fi
@@ -42,7 +47,7 @@ for t in "${selected[@]}"; do
 	start=$SECONDS
 	echo "# [$n/${#selected[@]}] $t ..." >&2
 	rc=0
-	( set -eu; "t_$t" ) >"$log" 2>&1 </dev/null || rc=$?
+	ROOT=$ROOT bash -euo pipefail -c '. "$1"; "t_$2"' run-test "$SUITE" "$t" >"$log" 2>&1 </dev/null || rc=$?
 	took=$((SECONDS - start))
 	case $rc in
 	0) pass=$((pass + 1)); echo "ok $n $t # ${took}s"; status="" ;;
@@ -50,7 +55,7 @@ for t in "${selected[@]}"; do
 	*)
 		fail=$((fail + 1))
 		echo "not ok $n $t # exit $rc after ${took}s, log: ${log#"$ROOT"/}"
-		grep -E '^not ok|error' "$log" | head -8 | sed 's/^/#   /'
+		{ grep -E '^not ok|error' "$log" || true; } | head -8 | sed 's/^/#   /'
 		status="<failure message=\"exit $rc\"/>"
 		;;
 	esac

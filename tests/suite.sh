@@ -1,5 +1,7 @@
 # The tests of "make test", in the order they run. Sourced by tests/run.sh; each t_NAME runs
-# in a subshell with set -eu, its output going to results/test/NAME.log. Exit 0 = pass,
+# in its own bash process with errexit, nounset and pipefail (so every command counts,
+# except one on the left of && or ||, or in a condition: write checks as plain commands
+# or with "|| { echo why; return 1; }"), its output going to results/test/NAME.log. Exit 0 = pass,
 # 4 = skip, anything else = fail. Kernels are built on demand (cached, so the second test
 # that needs one pays nothing).
 # shellcheck shell=bash
@@ -35,6 +37,28 @@ background() {
 t_shellcheck() {
 	"$S/need.sh" shellcheck
 	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh .ci/run
+}
+
+# The runner counts every command of a test: a failure in the middle, or on the left of a
+# pipe, fails the test though its last command succeeds. Control: the form the runner
+# must not use, a subshell on the left of ||, lets the same fixture test pass.
+t_runner_counts_every_command() {
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	rc=0
+	out=$(TEST_SUITE=$H/fixtures/runner-suite.sh TEST_RESULTS=$d "$ROOT/tests/run.sh" 2>/dev/null) || rc=$?
+	echo "$out"
+	[ "$rc" -eq 1 ] || { echo "not ok: runner exit $rc, want 1"; return 1; }
+	echo "$out" | grep -q '^not ok 1 middle_command_fails' || { echo "not ok: middle failure passed"; return 1; }
+	echo "$out" | grep -q '^ok 2 passes' || { echo "not ok: a passing test failed"; return 1; }
+	echo "$out" | grep -q '^not ok 3 pipe_left_fails' || { echo "not ok: pipe failure passed"; return 1; }
+	[ "$(echo "$out" | tail -1)" = "1 passed, 2 failed" ] || { echo "not ok: closing line"; return 1; }
+	# shellcheck source=tests/host/fixtures/runner-suite.sh
+	. "$H/fixtures/runner-suite.sh"
+	crc=0
+	( set -e; t_middle_command_fails ) >/dev/null || crc=$?
+	[ "$crc" -eq 0 ] || { echo "not ok: the control failed too, so it proves nothing"; return 1; }
+	echo "ok: every command counts; the subshell-on-the-left form would have passed it"
 }
 
 # --- the series ---------------------------------------------------------------------
@@ -146,7 +170,8 @@ t_arch_check_new_warning_counted() {
 	f=$H/fixtures
 	out=$("$S/new-warnings.sh" "$f/warn-patched.log" "$f/warn-base.log")
 	echo "$out"
-	[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q "selinuxfs.c: warning: 'sel_write_disable'"
+	[ "$(echo "$out" | wc -l)" = 1 ]
+	echo "$out" | grep -q "selinuxfs.c: warning: 'sel_write_disable'"
 	[ -z "$("$S/new-warnings.sh" "$f/warn-base.log" "$f/warn-base.log")" ]
 	[ "$("$S/new-warnings.sh" "$f/warn-patched.log" /nonexistent | wc -l)" = 3 ]
 }
