@@ -4,12 +4,13 @@ ARCH ?= x86_64
 KERNEL ?= 6.1-patched
 CONFIG ?= selinux
 ONLY ?=
+TESTS ?=
 SET ?=
 JOBS ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch debian-patches kernel rootfs advisor arch-check arch-check-quick series-check matrix test bench checkpatch lint clean
+.PHONY: help source patch debian-patches kernel rootfs advisor arch-check arch-check-quick series-check matrix test check bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -49,14 +50,20 @@ series-check: ## bisectability: every prefix of the series builds x86_64 selinux
 matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=debian; JOBS=n guests)
 	@scripts/matrix.sh $(if $(SET),--set "$(SET)") $(if $(ONLY),--only "$(ONLY)") $(if $(JOBS),--jobs "$(JOBS)")
 
-test: ## the test suite; ends with "N passed, N failed"
-	@tests/run.sh
+test: ## both tiers of the suite (fast, then builds and boots); ends with pytest's summary line
+	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema
+	@mkdir -p results/test
+	@cd tests && /usr/bin/python3 -m pytest -v --junitxml=../results/test/junit.xml fast slow $(if $(TESTS),-k "$(TESTS)")
+
+check: ## the fast tier only: no kernel build, no boot
+	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema
+	@cd tests && /usr/bin/python3 -m pytest -q fast
 
 bench: ## measure build, boot and test times; prints a table
 	@scripts/bench.sh
 
 lint: ## shellcheck every shell script
-	@shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh .ci/run
+	@shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
 
 clean: ## remove build/ and results/ (caches under ~/.cache stay)
 	rm -rf build results

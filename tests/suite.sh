@@ -1,5 +1,5 @@
-# The tests of "make test", in the order they run. Sourced by tests/run.sh; each t_NAME runs
-# in its own bash process with errexit, nounset and pipefail (so every command counts,
+# The checks of the slow tier of "make test", in the order they run. Run by
+# tests/slow/test_suite.py (harness/bashsuite.py); each t_NAME runs in its own bash process with errexit, nounset and pipefail (so every command counts,
 # except one on the left of && or ||, or in a condition: write checks as plain commands
 # or with "|| { echo why; return 1; }"), its output going to results/test/NAME.log. Exit 0 = pass,
 # 4 = skip, anything else = fail. Kernels are built on demand (cached, so the second test
@@ -15,14 +15,14 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
-# Started by tests/run.sh in the background, niced, when a test matching BACKGROUND_FOR is
+# Started by tests/slow/conftest.py in the background, niced, when a test matching BACKGROUND_FOR is
 # selected; it fills what the tests leave of the two cores (a kernel link runs on one, a
 # boot test on one, debootstrap mostly waits on the network). First the guest images, then
 # the two kernels only the matrix test set needs (stock 6.1 and 6.12 on x86_64, as
 # matrix.yaml names them). A test that needs one of them waits on its lock.
-# shellcheck disable=SC2034 # read by tests/run.sh
+# shellcheck disable=SC2034 # read by tests/slow/conftest.py
 BACKGROUND_FOR='^(boot_|harness_|matrix_test_set)'
-# shellcheck disable=SC2034 # read by tests/run.sh
+# shellcheck disable=SC2034 # read by tests/slow/conftest.py
 BACKGROUND_WHAT="the x86_64 and arm64 guest images, the stock 6.1 and 6.12 x86_64 kernels"
 background() {
 	for a in x86_64 arm64; do
@@ -36,29 +36,7 @@ background() {
 # --- the repo's own scripts ------------------------------------------------------------
 t_shellcheck() {
 	"$S/need.sh" shellcheck
-	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh .ci/run
-}
-
-# The runner counts every command of a test: a failure in the middle, or on the left of a
-# pipe, fails the test though its last command succeeds. Control: the form the runner
-# must not use, a subshell on the left of ||, lets the same fixture test pass.
-t_runner_counts_every_command() {
-	d=$(mktemp -d)
-	trap 'rm -rf "$d"' EXIT
-	rc=0
-	out=$(TEST_SUITE=$H/fixtures/runner-suite.sh TEST_RESULTS=$d "$ROOT/tests/run.sh" 2>/dev/null) || rc=$?
-	echo "$out"
-	[ "$rc" -eq 1 ] || { echo "not ok: runner exit $rc, want 1"; return 1; }
-	echo "$out" | grep -q '^not ok 1 middle_command_fails' || { echo "not ok: middle failure passed"; return 1; }
-	echo "$out" | grep -q '^ok 2 passes' || { echo "not ok: a passing test failed"; return 1; }
-	echo "$out" | grep -q '^not ok 3 pipe_left_fails' || { echo "not ok: pipe failure passed"; return 1; }
-	[ "$(echo "$out" | tail -1)" = "1 passed, 2 failed" ] || { echo "not ok: closing line"; return 1; }
-	# shellcheck source=tests/host/fixtures/runner-suite.sh
-	. "$H/fixtures/runner-suite.sh"
-	crc=0
-	( set -e; t_middle_command_fails ) >/dev/null || crc=$?
-	[ "$crc" -eq 0 ] || { echo "not ok: the control failed too, so it proves nothing"; return 1; }
-	echo "ok: every command counts; the subshell-on-the-left form would have passed it"
+	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
 }
 
 # --- the series ---------------------------------------------------------------------
@@ -450,11 +428,6 @@ t_matrix_bad_input() {
 	[ "$fails" -eq 0 ]
 }
 
-
-# The runner's comparison and differential logic on captured real probe output.
-t_matrix_runner_selftest() {
-	python3 -m unittest -v "$ROOT/tests/host/test_matrix.py" 2>&1
-}
 
 # The CI slice of the matrix: patched on both arches and every scenario, the reject
 # build, stock and legacy 6.1 and 6.12 on x86_64; every observation as expected and the

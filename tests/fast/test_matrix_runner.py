@@ -13,7 +13,7 @@ import matrixspec  # noqa: E402
 
 
 def fixture(name):
-    with open(os.path.join(HERE, "fixtures", name)) as f:
+    with open(os.path.join(ROOT, "tests", "host", "fixtures", name)) as f:
         return f.read()
 
 
