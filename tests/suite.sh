@@ -202,11 +202,11 @@ t_arch_check_build_failure_counted() {
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
-# Negative control: the unpatched tree's defconfigs still carry the symbol, all 9 of them.
-t_arch_check_stale_defconfigs_unpatched() {
+# Negative control: on the unpatched tree all 9 defconfigs still turn runtime disable on.
+t_arch_check_defconfigs_unpatched_runtime_disable_on() {
 	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
 	echo "$out"
-	[ "$(echo "$out" | grep -c 'SYMBOL LEFT')" = 9 ]
+	[ "$(echo "$out" | grep -c 'RUNTIME DISABLE ON')" = 9 ]
 	echo "$out" | grep -qx 'rerun the defconfig check: scripts/arch-check.sh --defconfigs-only --tree 6.1' 
 }
 
