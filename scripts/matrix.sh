@@ -3,4 +3,4 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 need_pkgs python3 python3-yaml
-exec python3 "$ROOT/scripts/matrix.py" "$@"
+exec /usr/bin/python3 "$ROOT/scripts/matrix.py" "$@"

@@ -410,7 +410,7 @@ t_matrix_bad_input() {
 	for f in "badtree|2: tree" "badstep|5: steps" "notyaml|2: not valid YAML" "badexpect|7: nokernel"; do
 		name=${f%%|*} want=${f#*|}
 		rc=0
-		err=$(python3 "$S/matrix.py" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
+		err=$(/usr/bin/python3 "$S/matrix.py" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
 		echo "$name: rc=$rc: $err"
 		if [ "$rc" -ne 2 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "$name.yaml:$want" ||
 			echo "$err" | grep -q Traceback; then
@@ -419,7 +419,7 @@ t_matrix_bad_input() {
 		fi
 	done
 	rc=0
-	err=$(python3 "$S/matrix.py" --only arch=sparc --list 2>&1) || rc=$?
+	err=$(/usr/bin/python3 "$S/matrix.py" --only arch=sparc --list 2>&1) || rc=$?
 	echo "$err"
 	if [ "$rc" -ne 2 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
 		fails=$((fails + 1))
