@@ -8,22 +8,37 @@
 # an interactive console (log in as root, no password).
 # The payload travels on a second, read-only disk and its output and status come back on
 # a virtio-serial port: nothing printed on the console can forge a result.
-# The image is never written (the root disk is a snapshot).
+# The image is never written: the guest's root disk is a throwaway qcow2 overlay in a work
+# folder, the image only its read-only backing, and no qemu monitor is reachable (an
+# interactive console is plain stdio, no Ctrl-A escapes: leave it with reboot or poweroff).
+# Bad input is refused with one line before anything boots; killing qemu-run.sh (TERM,
+# INT, HUP) ends the guest and removes the work folder.
 # Exit status: the payload's, or
 #   123  systemd froze the boot ("Freezing execution", then silence; killed)
 #   124  the guest did not finish within --timeout (killed; last console lines printed)
 #   125  bad arguments or qemu could not start
 #   126  the kernel panicked or printed an Oops, BUG or WARNING (lines printed)
 #   127  the guest stopped without reporting a result
-set -eu
+set -euo pipefail
 ROOT=$(cd "$(dirname "$0")" && pwd)
 . "$ROOT/scripts/lib.sh"
+# lib.sh's check_arch/load_arch call this die too: every refusal is one line, exit 125.
 die() { echo "qemu-run.sh: error: $*" >&2; exit 125; }
+# A value as it can be shown on one line.
+q() {
+	if [[ $1 =~ ^[[:print:]]*$ ]]; then printf '%s' "$1"; else printf '%q' "$1"; fi
+}
+# A path inside a qemu option value (",," is qemu's escape for a comma).
+qesc() { printf '%s' "${1//,/,,}"; }
+# Whole seconds from 1 to MAX: posint VALUE MAX (leading zeros allowed, never octal).
+posint() {
+	[[ $1 =~ ^0*[1-9][0-9]{0,5}$ ]] && [ $((10#$1)) -le "$2" ]
+}
 
 arch="" kernel="" rootfs="" append="" mode="" exec_cmd="" script="" files="" timeout=300
 log="" out="" accel=tcg
 while [ $# -gt 0 ]; do
-	[ $# -ge 2 ] || die "option $1 needs a value"
+	[ $# -ge 2 ] || die "option $(q "$1") needs a value"
 	case "$1" in
 	--arch) arch=$2 ;;
 	--kernel) kernel=$2 ;;
@@ -37,49 +52,131 @@ while [ $# -gt 0 ]; do
 	--log) log=$2 ;;
 	--out) out=$2 ;;
 	--accel) accel=$2 ;;
-	*) die "unknown option $1" ;;
+	*) die "unknown option $(q "$1")" ;;
 	esac
 	shift 2
 done
 [ -n "$arch" ] || die "--arch is required (one of: $(names_in "$ROOT/configs/arch" .conf))"
-[ -f "$ROOT/configs/arch/$arch.conf" ] ||
-	die "unknown arch '$arch' (one of: $(names_in "$ROOT/configs/arch" .conf))"
-# shellcheck source=/dev/null
-. "$ROOT/configs/arch/$arch.conf"
-[ -f "$kernel" ] || die "no kernel image: '$kernel' (--kernel)"
-[ -f "$rootfs" ] || die "no rootfs image: '$rootfs' (--rootfs)"
-case "$mode" in "" | disabled | permissive | enforcing) ;; *) die "bad --selinux-mode '$mode'" ;; esac
-case "$timeout" in '' | *[!0-9]*) die "bad --timeout '$timeout'" ;; esac
+# A plain name of configs/arch, or one line and exit 125 (never a path that gets sourced).
+load_arch "$arch"
+[ -f "$kernel" ] || die "no kernel image: '$(q "$kernel")' (--kernel)"
+[ -f "$rootfs" ] || die "no rootfs image: '$(q "$rootfs")' (--rootfs)"
+case "$mode" in "" | disabled | permissive | enforcing) ;; *) die "bad --selinux-mode '$(q "$mode")'" ;; esac
+posint "$timeout" 86400 || die "bad --timeout '$(q "$timeout")' (whole seconds, 1 to 86400)"
+timeout=$((10#$timeout))
+freeze_quiet=${FREEZE_QUIET:-10}
+posint "$freeze_quiet" 3600 || die "bad FREEZE_QUIET '$(q "$freeze_quiet")' (whole seconds, 1 to 3600)"
+freeze_quiet=$((10#$freeze_quiet))
 [ -z "$exec_cmd" ] || [ -z "$script" ] || die "--exec and --script exclude each other"
-[ -z "$script" ] || [ -f "$script" ] || die "no such script: $script"
-[ -z "$files" ] || [ -d "$files" ] || die "no such folder: $files"
+[ -z "$script" ] || [ -f "$script" ] || die "no such script: $(q "$script")"
+# The payload disk holds what --files gives, sized to fit it (at least 64 MiB, at most
+# 1 GiB of files); run and selinux-mode are the payload's own and cannot come from there.
+files_kib=0 files_count=0
+if [ -n "$files" ]; then
+	[ -d "$files" ] || die "no such folder: $(q "$files")"
+	for f in run selinux-mode; do
+		if [ -e "$files/$f" ] || [ -L "$files/$f" ]; then
+			die "--files: '$(q "$files")' holds '$f', which would replace the payload's own (--exec/--script, --selinux-mode)"
+		fi
+	done
+	files_kib=$(du -s --apparent-size --block-size=1K -- "$files" 2>/dev/null | cut -f1) ||
+		die "--files: cannot read '$(q "$files")'"
+	files_count=$(find "$files" 2>/dev/null | wc -l) || die "--files: cannot read '$(q "$files")'"
+	[ "$files_kib" -le $((1024 * 1024)) ] ||
+		die "--files: '$(q "$files")' holds $((files_kib / 1024)) MiB, more than the payload disk's 1024 MiB"
+fi
+# Output files: writable, in an existing folder, and none of the inputs.
+check_output() {
+	local opt=$1 p=$2 d other
+	[ -n "$p" ] || return 0
+	d=$(dirname -- "$p")
+	[ -d "$d" ] || die "$opt: no such folder: '$(q "$d")'"
+	[ ! -d "$p" ] || die "$opt: '$(q "$p")' is a folder"
+	for other in "$kernel" "$rootfs" "$script"; do
+		if [ -n "$other" ] && [ "$p" -ef "$other" ]; then
+			die "$opt: '$(q "$p")' is an input of this run (--kernel, --rootfs or --script)"
+		fi
+	done
+	{ : >>"$p"; } 2>/dev/null || die "$opt: cannot write '$(q "$p")'"
+}
+check_output --log "$log"
+check_output --out "$out"
+if [ -n "$log" ] && [ -n "$out" ] && [ "$log" -ef "$out" ]; then
+	die "--log and --out name the same file"
+fi
 case "$accel" in
 tcg) accel_args=(-accel tcg,thread=multi) ;;
 kvm)
 	[ -w /dev/kvm ] || die "--accel kvm: /dev/kvm is not usable"
 	accel_args=(-accel kvm)
 	;;
-*) die "bad --accel '$accel' (tcg or kvm)" ;;
+*) die "bad --accel '$(q "$accel")' (tcg or kvm)" ;;
 esac
+interactive=1
+if [ -n "$exec_cmd" ] || [ -n "$script" ] || [ -n "$mode" ] || [ -n "$files" ]; then
+	interactive=0
+fi
+[ "$interactive" = 0 ] || [ -t 0 ] || die "no payload and no terminal: nothing to do (use --exec or --script)"
 command -v "$QEMU" >/dev/null || need_pkgs "$QEMU_PKG"
+command -v qemu-img >/dev/null || need_pkgs qemu-utils
 
+# From here on a guest may run: whatever ends this script ends it too and removes the
+# work folder (TERM, INT and HUP are passed on after the cleanup).
+work="" qpid=""
+# shellcheck disable=SC2317 # stop_qemu, cleanup and on_signal are called from traps
+stop_qemu() {
+	[ -n "$qpid" ] || return 0
+	# TERM first (qemu then restores the terminal), KILL after 2 s.
+	kill -TERM "$qpid" 2>/dev/null || true
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		kill -0 "$qpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -KILL "$qpid" 2>/dev/null && [ "$interactive" = 1 ] && [ -t 0 ]; then
+		stty sane 2>/dev/null || true
+	fi
+	wait "$qpid" 2>/dev/null || true
+	qpid=""
+}
+# shellcheck disable=SC2317
+cleanup() {
+	stop_qemu
+	[ -z "$work" ] || rm -rf "$work"
+}
+# shellcheck disable=SC2317
+on_signal() {
+	trap - EXIT "$1"
+	cleanup
+	kill -s "$1" "$$"
+}
+trap cleanup EXIT
+trap 'on_signal TERM' TERM
+trap 'on_signal INT' INT
+trap 'on_signal HUP' HUP
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 log=${log:-$work/console.log}
 : >"$log"
 
+# The root disk: a qcow2 overlay on the image (absolute path, raw, never probed), so the
+# image itself is only ever opened read-only, as the overlay's backing file.
+base=$(realpath -e -- "$rootfs")
+qemu-img create -q -f qcow2 -F raw -b "$base" "$work/root.qcow2" >"$work/qemu-img.log" 2>&1 ||
+	die "cannot make an overlay on '$(q "$rootfs")': $(tail -1 "$work/qemu-img.log")"
+
 cmdline="console=$CONSOLE root=/dev/vda rw panic=-1 init=/usr/local/sbin/harness-init $append"
 qemu=("$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" "${accel_args[@]}" -smp 2 -m 1024
-	-kernel "$kernel" -append "$cmdline" -no-reboot -display none -nodefaults
-	-drive "file=$rootfs,if=none,id=root,format=raw,snapshot=on"
+	-kernel "$kernel" -append "$cmdline" -no-reboot -display none -nodefaults -monitor none
+	-drive "file=$(qesc "$work/root.qcow2"),if=none,id=root,format=qcow2"
 	-device virtio-blk-pci,drive=root)
 # shellcheck disable=SC2206 # QEMU_EXTRA is a list of words from the arch data file
 qemu+=($QEMU_EXTRA)
 
-interactive=1
-if [ -n "$exec_cmd" ] || [ -n "$script" ] || [ -n "$mode" ] || [ -n "$files" ]; then
-	interactive=0
+if [ "$interactive" = 0 ]; then
 	mkdir "$work/payload"
+	if [ -n "$files" ]; then
+		cp -a "$files/." "$work/payload/" 2>"$work/cp.log" ||
+			die "--files: cannot copy '$(q "$files")': $(head -1 "$work/cp.log")"
+	fi
 	if [ -n "$script" ]; then
 		cp "$script" "$work/payload/run"
 	else
@@ -87,46 +184,56 @@ if [ -n "$exec_cmd" ] || [ -n "$script" ] || [ -n "$mode" ] || [ -n "$files" ]; 
 	fi
 	chmod 755 "$work/payload/run"
 	[ -z "$mode" ] || echo "$mode" >"$work/payload/selinux-mode"
-	[ -z "$files" ] || cp -a "$files/." "$work/payload/"
-	truncate -s 64M "$work/payload.img"
-	mkfs.ext4 -q -O ^has_journal -d "$work/payload" "$work/payload.img"
-	qemu+=(-drive "file=$work/payload.img,if=none,id=payload,format=raw,readonly=on"
+	# Room for the files as copied (a quarter more, 8 KiB an inode) and 16 MiB spare.
+	size_kib=$(((files_kib + $(du -s --apparent-size --block-size=1K -- "$work/payload/run" | cut -f1)) * 5 / 4 + files_count * 8 + 16384))
+	[ "$size_kib" -ge 65536 ] || size_kib=65536
+	truncate -s "${size_kib}K" "$work/payload.img"
+	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" \
+		>"$work/mkfs.log" 2>&1 || die "--files: cannot make the payload disk: $(tail -1 "$work/mkfs.log")"
+	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on"
 		-device virtio-blk-pci,drive=payload
 		-device virtio-serial-pci
-		-chardev "file,id=results,path=$work/results"
+		-chardev "file,id=results,path=$(qesc "$work/results")"
 		-device virtserialport,chardev=results,name=results)
 fi
 
 if [ "$interactive" = 1 ]; then
-	[ -t 0 ] || die "no payload and no terminal: nothing to do (use --exec or --script)"
-	exec "${qemu[@]}" -serial mon:stdio
+	# Plain stdio, not muxed: no Ctrl-A escapes (Ctrl-A s would commit the session into
+	# the disk's backing file, Ctrl-A c open the monitor); Ctrl-C goes to the guest.
+	"${qemu[@]}" -chardev stdio,id=console,mux=off,signal=off -serial chardev:console <&0 &
+	qpid=$!
+	rc=0
+	wait "$qpid" || rc=$?
+	qpid=""
+	exit "$rc"
 fi
 
-# Run qemu in the background and watch the console once a second: the timeout, and
-# systemd freezing the boot ("Freezing execution." then FREEZE_QUIET seconds of silence).
+# Run qemu in the background and watch the console: the timeout, and systemd freezing the
+# boot ("Freezing execution." then FREEZE_QUIET seconds of silence).
 "${qemu[@]}" -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1 &
 qpid=$!
 rc="" start=$SECONDS last_size=-1 quiet_since=$SECONDS
 while kill -0 "$qpid" 2>/dev/null; do
-	sleep 1
+	sleep 0.2
+	# A guest that ended in the meantime ended within the timeout.
+	kill -0 "$qpid" 2>/dev/null || break
 	size=$(stat -c %s "$log")
 	[ "$size" = "$last_size" ] || quiet_since=$SECONDS
 	last_size=$size
-	if grep -q "Freezing execution" "$log" && [ $((SECONDS - quiet_since)) -ge "${FREEZE_QUIET:-10}" ]; then
+	if grep -q "Freezing execution" "$log" && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
 		rc=frozen
 	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
 		rc=timeout
 	fi
 	if [ -n "$rc" ]; then
-		kill "$qpid" 2>/dev/null || true
-		sleep 1
-		kill -9 "$qpid" 2>/dev/null || true
+		stop_qemu
 		break
 	fi
 done
 if [ -z "$rc" ]; then
 	rc=0
 	wait "$qpid" || rc=$?
+	qpid=""
 fi
 
 # A kernel problem overrides any result: the console shows panics, Oopses, BUGs, WARNINGs.
@@ -134,7 +241,9 @@ fi
 bad=$(grep -nE 'Kernel panic - not syncing|Oops: |Internal error: Oops|kernel BUG at|BUG: (kernel|unable|scheduling|sleeping|KASAN|soft lockup|Bad page|workqueue|spinlock|using)|WARNING: CPU: [0-9]+ PID: [0-9]+|general protection fault|Unable to handle kernel' \
 	"$log" | head -5 || true)
 result=""
-[ -f "$work/results" ] && result=$(tail -1 "$work/results" | sed -n 's/^HARNESS-EXIT \([0-9]*\)$/\1/p')
+if [ -f "$work/results" ]; then
+	result=$(tail -1 "$work/results" | sed -n 's/^HARNESS-EXIT \([0-9]*\)$/\1/p')
+fi
 if [ -n "$out" ]; then
 	: >"$out"
 	[ ! -f "$work/results" ] || sed '$d' "$work/results" >"$out"
@@ -145,8 +254,8 @@ if [ -n "$bad" ]; then
 	exit 126
 fi
 if [ "$rc" = frozen ]; then
-	echo "qemu-run.sh: systemd froze the boot (\"Freezing execution\", then ${FREEZE_QUIET:-10}s of silence); killed (log: $log)" >&2
-	grep -E "Failed to load SELinux policy|Freezing execution" "$log" | sed 's/^/  /' >&2
+	echo "qemu-run.sh: systemd froze the boot (\"Freezing execution\", then ${freeze_quiet}s of silence); killed (log: $log)" >&2
+	{ grep -E "Failed to load SELinux policy|Freezing execution" "$log" || true; } | sed 's/^/  /' >&2
 	exit 123
 fi
 if [ "$rc" = timeout ]; then

@@ -27,15 +27,22 @@ names_in() {
 	echo "${out# }"
 }
 
+# An arch is a plain name (lower case, digits, _) with a data file in configs/arch, nothing
+# else: load_arch sources that file, so a path ("../../x") must never get that far.
 check_arch() {
+	local q
 	[ -n "${1:-}" ] || die "ARCH is not set (one of: $(names_in "$ROOT/configs/arch" .conf))"
-	[ -f "$ROOT/configs/arch/$1.conf" ] ||
-		die "unknown arch '$1' (one of: $(names_in "$ROOT/configs/arch" .conf))"
+	if ! [[ $1 =~ ^[a-z0-9_]+$ ]] || [ ! -f "$ROOT/configs/arch/$1.conf" ]; then
+		# %q: a name with a newline or an escape still makes one line.
+		q=$1
+		[[ $q =~ ^[[:graph:]]+$ ]] || printf -v q '%q' "$1"
+		die "unknown arch '$q' (one of: $(names_in "$ROOT/configs/arch" .conf))"
+	fi
 }
 
 # Load the per-arch data file into the shell: KARCH, CROSS_COMPILE, QEMU, ...
 load_arch() {
-	check_arch "$1"
+	check_arch "${1:-}"
 	# shellcheck source=/dev/null
 	. "$ROOT/configs/arch/$1.conf"
 }

@@ -1,0 +1,284 @@
+"""qemu-run.sh against hostile or careless input, with a stand-in for qemu (conftest.py):
+no kernel, no boot. Every refusal is one line on stderr, exit 125, before qemu starts;
+the cached guest image is never handed to qemu writable; a killed qemu-run.sh takes its
+guest with it."""
+import os
+import pty
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import QEMU_RUN, ROOT, gone_within, one_line_error, qemu_opts
+
+
+# --- it still works -------------------------------------------------------------------
+def test_payload_status_and_output_pass_through(qemu_run):
+    r = qemu_run.run("--exec", "true", exit_status=7)
+    assert r.returncode == 7, r.stderr
+    assert r.stdout == "payload output\n"
+    assert len(qemu_run.starts()) == 1
+
+
+def test_out_file_gets_the_payload_output(qemu_run, tmp_path):
+    out = tmp_path / "probe.ktap"
+    r = qemu_run.run("--exec", "true", "--out", str(out), "--log", str(tmp_path / "console.log"))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == "payload output\n"
+    assert (tmp_path / "console.log").exists()
+
+
+# --- finding 1: the cached image is never writable ---------------------------------------
+def drive_specs(argv):
+    return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-drive", "-blockdev")]
+
+
+def assert_base_not_writable(rec, rootfs):
+    """The base image reaches qemu only as the read-only backing of a throwaway overlay
+    (or, if named on the command line at all, with readonly=on)."""
+    for spec in drive_specs(rec["argv"]):
+        if str(rootfs) in spec:
+            assert "readonly=on" in spec or "read-only=on" in spec, f"base passed writable: {spec}"
+    backing = [b for b in rec["backing"].values() if b]
+    named = any(str(rootfs) in spec for spec in drive_specs(rec["argv"]))
+    assert named or os.path.realpath(str(rootfs)) in [os.path.realpath(b) for b in backing], \
+        f"the root disk is neither the base nor an overlay on it: {rec}"
+    for spec in drive_specs(rec["argv"]):
+        assert "snapshot=on" not in spec or str(rootfs) not in spec
+
+
+def test_payload_boot_never_gets_the_base_writable(qemu_run):
+    r = qemu_run.run("--exec", "true")
+    assert r.returncode == 0, r.stderr
+    rec = qemu_run.starts()[0]
+    assert_base_not_writable(rec, qemu_run.rootfs)
+
+
+def test_interactive_console_has_no_monitor_and_no_writable_base(qemu_run):
+    # Interactive mode needs a terminal on stdin: give it a pty.
+    master, slave = pty.openpty()
+    try:
+        r = qemu_run.run(mode="exit", stdin=slave, timeout=20)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert r.returncode == 0, r.stderr
+    starts = qemu_run.starts()
+    assert len(starts) == 1
+    argv = starts[0]["argv"]
+    joined = " ".join(argv)
+    # Ctrl-A s on a muxed stdio commits the session into the image, Ctrl-A c opens the
+    # monitor (whose commit does the same): no mux, no monitor.
+    assert "mon:" not in joined, argv
+    assert "mux=on" not in joined, argv
+    for i, a in enumerate(argv[:-1]):
+        if a == "-monitor":
+            assert argv[i + 1] == "none", argv
+        if a == "-chardev" and argv[i + 1].startswith("stdio"):
+            assert "mux=off" in argv[i + 1], argv
+    assert "-monitor" in argv, "the monitor must be switched off explicitly"
+    assert_base_not_writable(starts[0], qemu_run.rootfs)
+
+
+def test_base_image_unchanged_after_a_run(qemu_run):
+    before = qemu_run.rootfs.read_bytes()
+    qemu_run.run("--exec", "true")
+    assert qemu_run.rootfs.read_bytes() == before
+
+
+# --- finding 2: --arch is a plain name of configs/arch ---------------------------------
+@pytest.mark.parametrize("name", ["../../x", "../arch/x86_64", "x86_64/../x86_64", "X86_64",
+                                  "x86-64", "", "x86_64\nevil", "/etc/passwd"])
+def test_arch_must_be_a_plain_known_name(qemu_run, tmp_path, name):
+    r = subprocess.run([QEMU_RUN, "--arch", name, "--kernel", str(qemu_run.kernel),
+                        "--rootfs", str(qemu_run.rootfs), "--exec", "true"],
+                       env=qemu_run.env, capture_output=True, text=True, timeout=10)
+    one_line_error(r)
+    assert qemu_run.starts() == []
+
+
+def evil_conf(tmp_path):
+    """A .conf outside configs/arch that leaves a mark when sourced, and the --arch value
+    that reaches it from configs/arch."""
+    marker = tmp_path / "sourced"
+    conf = tmp_path / "evil.conf"
+    conf.write_text(f"touch {marker}\nQEMU=true\n")
+    rel = os.path.relpath(str(tmp_path / "evil"), os.path.join(ROOT, "configs", "arch"))
+    return rel, marker
+
+
+def test_arch_path_is_not_sourced_by_qemu_run(qemu_run, tmp_path):
+    rel, marker = evil_conf(tmp_path)
+    r = subprocess.run([QEMU_RUN, "--arch", rel, "--kernel", str(qemu_run.kernel),
+                        "--rootfs", str(qemu_run.rootfs), "--exec", "true"],
+                       env=qemu_run.env, capture_output=True, text=True, timeout=10)
+    one_line_error(r, "arch")
+    assert not marker.exists(), "qemu-run.sh sourced a file outside configs/arch"
+
+
+@pytest.mark.parametrize("func", ["check_arch", "load_arch"])
+def test_arch_path_is_not_sourced_by_lib(tmp_path, func):
+    rel, marker = evil_conf(tmp_path)
+    r = subprocess.run(["bash", "-c", f'set -eu; . "$1/scripts/lib.sh"; {func} "$2"; echo reached',
+                        "lib-test", ROOT, rel], capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "reached" not in r.stdout
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "arch" in r.stderr
+    assert not marker.exists(), f"{func} sourced a file outside configs/arch"
+
+
+def test_lib_accepts_a_real_arch():
+    r = subprocess.run(["bash", "-c", 'set -eu; . "$1/scripts/lib.sh"; load_arch x86_64; echo "$QEMU"',
+                        "lib-test", ROOT], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0 and r.stdout.strip() == "qemu-system-x86_64", r.stderr
+
+
+def test_unknown_arch_message_kept(qemu_run):
+    # tests/suite.sh t_harness_bad_input greps this message.
+    r = subprocess.run([QEMU_RUN, "--arch", "sparc", "--kernel", "x", "--rootfs", "y", "--exec", "true"],
+                       env=qemu_run.env, capture_output=True, text=True, timeout=10)
+    one_line_error(r, "unknown arch 'sparc'")
+
+
+# --- finding 3: killing qemu-run.sh ends the guest ---------------------------------------
+@pytest.mark.parametrize("sig,mode", [(signal.SIGTERM, "sleep"), (signal.SIGINT, "sleep"),
+                                      (signal.SIGHUP, "sleep"), (signal.SIGTERM, "ignore-term")])
+def test_signal_ends_the_guest_and_cleans_up(qemu_run, sig, mode):
+    p = qemu_run.start("--exec", "true", "--timeout", "600", mode=mode)
+    try:
+        qpid = qemu_run.qemu_pid()
+        rec = qemu_run.starts()[0]
+        work = None
+        for spec in drive_specs(rec["argv"]):
+            if "id=payload" in spec:
+                work = os.path.dirname(spec.split("file=", 1)[1].split(",", 1)[0])
+        assert work and os.path.isdir(work)
+        time.sleep(0.3)
+        p.send_signal(sig)
+        p.wait(timeout=10)
+        assert gone_within(qpid, 5), f"qemu (pid {qpid}) still running after {sig.name} to qemu-run.sh"
+        assert not os.path.exists(work), f"work folder {work} left behind"
+    finally:
+        if p.poll() is None:
+            p.kill()
+        if qemu_run.pidfile.exists():
+            try:
+                os.kill(int(qemu_run.pidfile.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_timeout_kills_a_guest_that_ignores_term(qemu_run):
+    start = time.time()
+    r = qemu_run.run("--exec", "true", "--timeout", "1", mode="ignore-term", timeout=20)
+    assert r.returncode == 124, r.stderr
+    assert gone_within(qemu_run.qemu_pid(), 5)
+    assert time.time() - start < 15
+
+
+# --- finding 4: late failures become early one-line refusals -----------------------------
+@pytest.mark.parametrize("opt", ["--log", "--out"])
+def test_output_path_in_a_missing_folder(qemu_run, tmp_path, opt):
+    r = qemu_run.run("--exec", "true", opt, str(tmp_path / "no" / "such" / "file"))
+    one_line_error(r, opt)
+    assert qemu_run.starts() == [], "qemu started before the bad path was noticed"
+
+
+@pytest.mark.parametrize("opt", ["--log", "--out"])
+def test_output_path_that_is_a_folder(qemu_run, tmp_path, opt):
+    r = qemu_run.run("--exec", "true", opt, str(tmp_path))
+    one_line_error(r, opt)
+    assert qemu_run.starts() == []
+
+
+@pytest.mark.parametrize("opt", ["--log", "--out"])
+def test_output_path_must_not_be_an_input(qemu_run, opt):
+    before = qemu_run.rootfs.read_bytes()
+    r = qemu_run.run("--exec", "true", opt, str(qemu_run.rootfs))
+    one_line_error(r, opt)
+    assert qemu_run.rootfs.read_bytes() == before
+    assert qemu_run.starts() == []
+
+
+@pytest.mark.parametrize("value", ["0", "00", "-5", "99999999999999999999", "86401", "1e3",
+                                   "", " 5", "5 ", "0x10"])
+def test_bad_timeout(qemu_run, value):
+    r = qemu_run.run("--exec", "true", "--timeout", value)
+    one_line_error(r, "--timeout")
+    assert qemu_run.starts() == []
+
+
+@pytest.mark.parametrize("value", ["1", "300", "86400", "010"])
+def test_good_timeout(qemu_run, value):
+    r = qemu_run.run("--exec", "true", "--timeout", value)
+    assert r.returncode == 0, r.stderr
+
+
+def test_bad_freeze_quiet(qemu_run):
+    qemu_run.env["FREEZE_QUIET"] = "soon"
+    r = qemu_run.run("--exec", "true")
+    one_line_error(r, "FREEZE_QUIET")
+
+
+@pytest.mark.parametrize("name", ["run", "selinux-mode"])
+def test_files_must_not_replace_the_payload(qemu_run, tmp_path, name):
+    d = tmp_path / "files"
+    d.mkdir()
+    (d / name).write_text("#!/bin/sh\necho forged\n")
+    r = qemu_run.run("--exec", "true", "--selinux-mode", "permissive", "--files", str(d))
+    one_line_error(r, name)
+    assert qemu_run.starts() == []
+
+
+def test_files_larger_than_64m_fit_the_payload_disk(qemu_run, tmp_path):
+    d = tmp_path / "files"
+    d.mkdir()
+    with open(d / "big", "wb") as f:
+        f.write(os.urandom(70 << 20))
+    (d / "small").write_text("x\n")
+    r = qemu_run.run("--exec", "true", "--files", str(d), timeout=60)
+    assert r.returncode == 0, r.stderr
+    rec = qemu_run.starts()[0]
+    assert "/big/" in rec["payload_ls"] and "/small/" in rec["payload_ls"], rec["payload_ls"]
+
+
+def test_files_beyond_the_limit_refused_before_mkfs(qemu_run, tmp_path):
+    d = tmp_path / "files"
+    d.mkdir()
+    with open(d / "huge", "wb") as f:
+        f.truncate(5 << 30)  # sparse: costs nothing here, but it would be copied in full
+    start = time.time()
+    r = qemu_run.run("--exec", "true", "--files", str(d))
+    one_line_error(r, "--files")
+    assert qemu_run.starts() == []
+    assert time.time() - start < 10
+
+
+@pytest.mark.parametrize("args,want", [
+    (["--selinux-mode", "off"], "--selinux-mode"),
+    (["--accel", "hvf"], "--accel"),
+    (["--exec", "true", "--script", "/nonexistent"], "exclude"),
+    (["--bogus", "1"], "unknown option"),
+    (["--exec"], "needs a value"),
+])
+def test_other_bad_arguments_one_line(qemu_run, args, want):
+    r = qemu_run.run(*args)
+    one_line_error(r, want)
+    assert qemu_run.starts() == []
+
+
+def test_comma_in_paths_does_not_inject_options(qemu_run, tmp_path):
+    # qemu splits option values on commas: a path with one must reach it escaped (",,").
+    d = tmp_path / "a,format=qcow2"
+    d.mkdir()
+    qemu_run.env["TMPDIR"] = str(d)
+    r = qemu_run.run("--exec", "true", "--log", str(d / "console,x.log"))
+    assert r.returncode == 0, r.stderr
+    argv = qemu_run.starts()[0]["argv"]
+    specs = drive_specs(argv) + [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-chardev"]
+    for spec in specs:
+        o = qemu_opts(spec)
+        for key in ("file", "path"):
+            if o.get(key):
+                assert str(d) in o[key], f"{spec}: {key} cut at a comma"
