@@ -6,10 +6,13 @@
 # atomically. Then our admin tool, selinux-migrate-check, is installed into a copy of it
 # as /usr/local/sbin/selinux-migrate-check with debugfs (again no mount): a second layer
 # keyed by the binary, so a change to the tool does not redo the debootstrap.
+# Each image's sha256 is recorded beside it (IMAGE.sha256, sha256sum format) when it is
+# made, and checked before a cached image is trusted: a cached image that changed since
+# (a qemu commit, a stray write) is refused with one line naming it, never booted.
 # The last line printed is the image's path.
 # Mirror: $MIRROR if set, else the host's own apt source for Debian, else debootstrap's
 # default.
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/../scripts/lib.sh"
 [ $# -eq 1 ] || die "usage: rootfs/build.sh ARCH"
 load_arch "$1"
@@ -17,7 +20,7 @@ A=$1
 SUITE=bookworm
 HERE=$ROOT/rootfs
 
-need_pkgs debootstrap e2fsprogs
+need_pkgs debootstrap e2fsprogs python3
 if [ -n "$QEMU_USER" ]; then
 	need_pkgs qemu-user-static binfmt-support
 fi
@@ -43,6 +46,58 @@ img=$CACHE/rootfs/$SUITE-$A-$key.ext4
 mkdir -p "$CACHE/rootfs"
 lock "$CACHE/rootfs/.lock-$A"
 
+# The sha256 of an image (2 GiB, mostly holes): holes are hashed as the zeros they read as,
+# without reading them, so the sum is sha256sum's in a fraction of its time.
+image_sha256() {
+	/usr/bin/python3 - "$1" <<-'EOF'
+		import errno, hashlib, os, sys
+		h, zero = hashlib.sha256(), bytes(1 << 20)
+		with open(sys.argv[1], "rb") as f:
+		    fd, pos = f.fileno(), 0
+		    size = os.fstat(fd).st_size
+		    while pos < size:
+		        try:
+		            data = os.lseek(fd, pos, os.SEEK_DATA)
+		        except OSError as e:  # ENXIO: holes to the end; else no SEEK_DATA: read all
+		            data = size if e.errno == errno.ENXIO else pos
+		        while pos < data:
+		            n = min(len(zero), data - pos)
+		            h.update(zero if n == len(zero) else zero[:n])
+		            pos += n
+		        try:
+		            hole = os.lseek(fd, pos, os.SEEK_HOLE) if pos < size else size
+		        except OSError:
+		            hole = size
+		        os.lseek(fd, pos, os.SEEK_SET)
+		        while pos < hole:
+		            b = os.read(fd, min(1 << 20, hole - pos))
+		            if not b:
+		                sys.exit("short read")
+		            h.update(b)
+		            pos += len(b)
+		print(h.hexdigest())
+	EOF
+}
+
+# record_sha256 FILE DEST: write DEST.sha256 for FILE (before FILE becomes DEST).
+record_sha256() {
+	local sum
+	sum=$(image_sha256 "$1") || die "cannot hash $1"
+	echo "$sum  ${2##*/}" >"$2.sha256.tmp"
+	mv "$2.sha256.tmp" "$2.sha256"
+}
+
+# check_sha256 IMAGE: a cached image is used only if it still has the sum recorded when it
+# was made. Refused otherwise: whatever changed it may have changed more.
+check_sha256() {
+	local want="" got
+	[ ! -f "$1.sha256" ] || want=$(cut -d' ' -f1 "$1.sha256")
+	[ -n "$want" ] || die "cached image $1 has no recorded sha256 ($1.sha256 missing): remove the image to rebuild it"
+	got=$(image_sha256 "$1") || die "cannot hash $1"
+	[ "$got" = "$want" ] ||
+		die "cached image $1 changed since it was built (sha256 $got, recorded $want): remove it to rebuild it"
+}
+
 # install_tools: the final image, the base image plus the admin tool.
 install_tools() {
 	local gdir bin tkey out
@@ -50,7 +105,10 @@ install_tools() {
 	bin=$gdir/selinux-migrate-check
 	tkey=$(sha256sum "$bin" | cut -c1-12)
 	out=$CACHE/rootfs/$SUITE-$A-$key-tools-$tkey.ext4
-	if [ ! -f "$out" ]; then
+	if [ -f "$out" ]; then
+		check_sha256 "$out"
+	else
+		[ "$fresh" = 1 ] || check_sha256 "$img"
 		cp --sparse=always "$img" "$out.tmp"
 		debugfs -w -f - "$out.tmp" >"$out.log" 2>&1 <<-EOF || die "debugfs could not install the tool into $out.tmp (see $out.log)"
 			cd /usr/local/sbin
@@ -63,15 +121,18 @@ install_tools() {
 		if grep -qiE 'error|not found|could not|failed' "$out.log"; then
 			die "debugfs could not install the tool into $out.tmp (see $out.log)"
 		fi
+		record_sha256 "$out.tmp" "$out"
 		mv "$out.tmp" "$out"
 		rm -f "$out.log"
 		# Older tool layers of this base are stale.
-		find "$CACHE/rootfs" -maxdepth 1 -name "$SUITE-$A-$key-tools-*.ext4" ! -name "${out##*/}" -delete
+		find "$CACHE/rootfs" -maxdepth 1 \( -name "$SUITE-$A-$key-tools-*.ext4" -o -name "$SUITE-$A-$key-tools-*.ext4.sha256" \) \
+			! -name "${out##*/}" ! -name "${out##*/}.sha256" -delete
 		info "$A: selinux-migrate-check installed in /usr/local/sbin"
 	fi
 	echo "$out"
 }
 
+fresh=0
 if [ -f "$img" ]; then
 	info "$A: base image cached"
 	install_tools
@@ -121,6 +182,8 @@ rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
 
 mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" 2G
 mv "$work/img" "$img.tmp"
+record_sha256 "$img.tmp" "$img"
 mv "$img.tmp" "$img"
 info "$A: base image built in $((SECONDS - start))s"
+fresh=1
 install_tools

@@ -282,3 +282,104 @@ def test_comma_in_paths_does_not_inject_options(qemu_run, tmp_path):
         for key in ("file", "path"):
             if o.get(key):
                 assert str(d) in o[key], f"{spec}: {key} cut at a comma"
+
+
+# --- finding 1, second half: rootfs/build.sh trusts a cached image only if unchanged -----
+FAKE_DEBOOTSTRAP = r'''#!/bin/sh
+# debootstrap --variant=minbase --arch=A --include=P SUITE DIR [MIRROR]: a tiny tree
+for a; do case "$a" in --*) ;; *) [ -n "$suite" ] && { dir=$a; break; }; suite=$a ;; esac; done
+mkdir -p "$dir/etc/systemd/system" "$dir/usr/local/sbin" "$dir/var/cache/apt/archives" \
+	"$dir/var/lib/apt/lists" "$dir/etc/selinux"
+echo 'root:*:19000:0:99999:7:::' >"$dir/etc/shadow"
+echo SELINUX=permissive >"$dir/etc/selinux/config"
+echo run >>"$FAKE_DEBOOTSTRAP_COUNT"
+'''
+
+FAKE_GUEST_SH = r'''#!/bin/sh
+# guest.sh ARCH: a folder with a stand-in for the admin tool
+d=$BUILD/guest/$1
+mkdir -p "$d"
+printf '#!/bin/sh\necho tool\n' >"$d/selinux-migrate-check"
+echo "$d"
+'''
+
+
+class RootfsBuild:
+    """rootfs/build.sh in a copy of the tree: debootstrap and guest.sh are stand-ins, the
+    image is 64 MiB instead of 2 GiB (the only change to the copy), the cache is private."""
+
+    def __init__(self, tmp):
+        import shutil
+        self.root = tmp / "tree"
+        for d in ("rootfs", "configs/arch"):
+            shutil.copytree(os.path.join(ROOT, d), self.root / d)
+        (self.root / "scripts").mkdir()
+        shutil.copy(os.path.join(ROOT, "scripts", "lib.sh"), self.root / "scripts" / "lib.sh")
+        guest = self.root / "scripts" / "guest.sh"
+        guest.write_text(FAKE_GUEST_SH)
+        guest.chmod(0o755)
+        build = self.root / "rootfs" / "build.sh"
+        text = build.read_text()
+        assert text.count(' "$work/img" 2G\n') == 1, "build.sh's mkfs line changed: update this test"
+        build.write_text(text.replace(' "$work/img" 2G\n', ' "$work/img" 64M\n'))
+        bindir = tmp / "fakebin"
+        bindir.mkdir()
+        fake = bindir / "debootstrap"
+        fake.write_text(FAKE_DEBOOTSTRAP)
+        fake.chmod(0o755)
+        self.count = tmp / "debootstrap-runs"
+        self.cache = tmp / "cache" / "selinux-backport" / "rootfs"
+        self.env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}",
+                        XDG_CACHE_HOME=str(tmp / "cache"), BUILD=str(tmp / "build"),
+                        MIRROR="http://deb.invalid/debian", FAKE_DEBOOTSTRAP_COUNT=str(self.count))
+
+    def run(self):
+        return subprocess.run([str(self.root / "rootfs" / "build.sh"), "x86_64"], env=self.env,
+                              capture_output=True, text=True, timeout=60)
+
+    def runs(self):
+        return len(self.count.read_text().split()) if self.count.exists() else 0
+
+
+def flip_byte(path, offset):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0xFF]))
+
+
+def test_build_records_and_checks_the_image_sha256(tmp_path):
+    b = RootfsBuild(tmp_path)
+    r = b.run()
+    assert r.returncode == 0, r.stderr
+    tools = r.stdout.strip().splitlines()[-1]
+    base = tools.split("-tools-")[0] + ".ext4"
+    assert os.path.exists(base) and os.path.exists(tools)
+    assert b.runs() == 1
+    # A cache hit: same image, no new debootstrap.
+    r = b.run()
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == tools
+    assert b.runs() == 1
+
+    # The image qemu boots changed since it was built (a commit into it, a stray write):
+    # refused with one line naming it, and left as it is for whoever looks.
+    flip_byte(tools, 1024 + 56)  # in the ext4 superblock
+    r = b.run()
+    assert r.returncode != 0, "a changed cached image was trusted"
+    assert len(r.stderr.strip().splitlines()) - sum(
+        1 for line in r.stderr.splitlines() if line.startswith("[build.sh]")) == 1, r.stderr
+    assert tools in r.stderr and "sha256" in r.stderr
+    flip_byte(tools, 1024 + 56)
+    r = b.run()
+    assert r.returncode == 0, r.stderr
+
+    # The base image changed: checked before a tool layer is made from it.
+    os.remove(tools)
+    flip_byte(base, 1024 + 56)
+    r = b.run()
+    assert r.returncode != 0, "a tool layer was made from a changed base image"
+    assert base in r.stderr and "sha256" in r.stderr
+    assert not os.path.exists(tools)
+    assert b.runs() == 1
