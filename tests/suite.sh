@@ -429,8 +429,8 @@ t_matrix_bad_input() {
 }
 
 
-# The CI slice of the matrix: patched on both arches and every scenario, the reject
-# build, stock and legacy 6.1 and 6.12 on x86_64; every observation as expected and the
+# The CI slice of the matrix: the patched default on both arches and every scenario, the
+# accept build, stock and legacy 6.1 and 6.12 on x86_64; every observation as expected and the
 # differential pairs in agreement.
 t_matrix_test_set() {
 	"$S/matrix.sh" --set test --run make-test

@@ -3,8 +3,11 @@
 # one), and git am must record what patches/6.1/commits.tsv says each mail is: author,
 # author date, subject, and, as the first line of the message, "commit <sha> upstream."
 # for a port or "Not in mainline" for a patch of this series; the whole message must be
-# the mail's, unchanged (no line of the body taken for a header). git am needs a
-# repository: a throwaway one holding the files the series touches, from the pristine tree.
+# the mail's, unchanged (no line of the body taken for a header), and the packager's
+# Signed-off-by that "git am --signoff" adds must land as the last line of the mail's
+# trailer block, below the port note (git does not see a block as trailers when too few
+# of its lines are). git am needs a repository: a throwaway one holding the files the
+# series touches, from the pristine tree.
 #   series-git-am.sh TREE [OUT]   (OUT: keep the repository there, for the quilt comparison)
 set -euo pipefail
 tree=${1:?usage: series-git-am.sh TREE [OUT]}
@@ -29,7 +32,7 @@ echo "1..$((2 * ${#patches[@]}))"
 n=0 bad=0
 for p in "${patches[@]}"; do
 	n=$((n + 1))
-	if out=$(git -C "$work" -c user.name=t -c user.email=t@t am -q "$dir/$p" 2>&1); then
+	if out=$(git -C "$work" -c user.name=Packager -c user.email=p@p am -q --signoff "$dir/$p" 2>&1); then
 		echo "ok $n git am $p"
 	else
 		bad=$((bad + 1))
@@ -55,6 +58,16 @@ for p in "${patches[@]}"; do
 	mail_body=$(awk 'h && /^---$/ {exit} h {print} /^$/ && !h {h = 1}' "$dir/$p")
 	got_body=$(git -C "$work" log -1 --format='%b')
 	why=""
+	# The packager's Signed-off-by: the last line; right below the trailer block if the
+	# mail has one (no blank line between), else after a blank line.
+	sob="Signed-off-by: Packager <p@p>"
+	[ "$(printf '%s\n' "$got_body" | tail -1)" = "$sob" ] || why="$why --signoff did not add the last line;"
+	before=$(printf '%s\n' "$got_body" | tail -2 | head -1)
+	if printf '%s\n' "$mail_body" | grep -qE '^(Signed-off-by|Cc|Reviewed-by|Acked-by|Fixes): ' &&
+		[ -z "$before" ]; then
+		why="$why --signoff started a new paragraph: git does not see the mail's tags as a trailer block;"
+	fi
+	got_body=$(printf '%s\n' "$got_body" | sed '$d')
 	[ "$got_author" = "$author" ] || why="$why author '$got_author' (want '$author');"
 	[ "$got_date" = "$date" ] || why="$why date '$got_date' (want '$date');"
 	[ "$got_subject" = "$subject" ] || why="$why subject '$got_subject' (want '$subject');"
