@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2054,SC2153 # qemu options contain commas; QEMU* come from configs/arch
+# shellcheck disable=SC2054,SC2153 # qemu options contain commas; QEMU*, VIRTIO come from configs/arch
 # Boot one kernel on the guest image under systemd and run one payload in it.
 #   qemu-run.sh --arch A --kernel IMAGE --rootfs IMG [--append "..."]
 #               [--selinux-mode disabled|permissive|enforcing] [--exec CMD | --script FILE]
@@ -56,9 +56,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
-[ -n "$arch" ] || die "--arch is required (one of: $(names_in "$ROOT/configs/arch" .conf))"
-# A plain name of configs/arch, or one line and exit 125 (never a path that gets sourced).
+[ -n "$arch" ] || die "--arch is required (one of: $(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch names --boot))"
+# A plain name of configs/arch, or one line and exit 125 (never a path).
 load_arch "$arch"
+[ "$BOOTS" = yes ] || die "arch '$arch' has no boot facts in configs/arch/$arch.yaml (it is built by make arch-check only)"
 [ -f "$kernel" ] || die "no kernel image: '$(q "$kernel")' (--kernel)"
 [ -f "$rootfs" ] || die "no rootfs image: '$(q "$rootfs")' (--rootfs)"
 case "$mode" in "" | disabled | permissive | enforcing) ;; *) die "bad --selinux-mode '$(q "$mode")'" ;; esac
@@ -167,7 +168,7 @@ cmdline="console=$CONSOLE root=/dev/vda rw panic=-1 init=/usr/local/sbin/harness
 qemu=("$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" "${accel_args[@]}" -smp 2 -m 1024
 	-kernel "$kernel" -append "$cmdline" -no-reboot -display none -nodefaults -monitor none
 	-drive "file=$(qesc "$work/root.qcow2"),if=none,id=root,format=qcow2"
-	-device virtio-blk-pci,drive=root)
+	-device "virtio-blk-$VIRTIO,drive=root")
 # shellcheck disable=SC2206 # QEMU_EXTRA is a list of words from the arch data file
 qemu+=($QEMU_EXTRA)
 
@@ -191,8 +192,8 @@ if [ "$interactive" = 0 ]; then
 	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" \
 		>"$work/mkfs.log" 2>&1 || die "--files: cannot make the payload disk: $(tail -1 "$work/mkfs.log")"
 	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on"
-		-device virtio-blk-pci,drive=payload
-		-device virtio-serial-pci
+		-device "virtio-blk-$VIRTIO,drive=payload"
+		-device "virtio-serial-$VIRTIO"
 		-chardev "file,id=results,path=$(qesc "$work/results")"
 		-device virtserialport,chardev=results,name=results)
 fi

@@ -1,13 +1,13 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
 #   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [ARCH...]
-#     ARCH: default every configs/arch-check/<arch>.conf; --tree: the tree checked
+#     ARCH: default every arch of configs/arch/<arch>.yaml; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
 #     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
 #     --no-defconfigs: without it (what the rerun line of failed builds uses).
 # Per arch: its defconfig with every LSM the series touches turned on
-# (configs/lsm-all.config merged on top, then configs/arch-check/<arch>.config where an
-# arch needs one, in both trees; i386's turns -Werror off), built through security/ and
+# (configs/lsm-all.config merged on top, then the check.config options of the arch's data
+# file where it has them, in both trees; i386's turns -Werror off), built through security/ and
 # the other objects that include lsm_hooks.h (kernel/bpf/, and bpf_trace.o where BPF
 # events are on) and, where the arch file lists it and --no-image is not given, the full
 # image. The same build of the unpatched tree gives the baseline: a warning the patched
@@ -37,11 +37,16 @@ done
 case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or 6.1)" ;; esac
 [ "$builds" = yes ] || [ $# -eq 0 ] || die "--defconfigs-only takes no arch"
 [ "$builds" = yes ] || [ "$check_defconfigs" = yes ] || die "--defconfigs-only and --no-defconfigs leave nothing to do"
-# ARCH_CHECK_CONFS: another folder of arch files (the tests use one with a faulty compiler).
-dir=${ARCH_CHECK_CONFS:-$ROOT/configs/arch-check}
-if [ $# -gt 0 ]; then arches=("$@"); else mapfile -t arches < <(names_in "$dir" .conf | tr ' ' '\n'); fi
+# HARNESS_ARCH_DIR: another folder of arch data files (the tests use one with a faulty
+# compiler); harness/arch.py reads it instead of configs/arch.
+need_pkgs python3 python3-yaml
+if [ $# -gt 0 ]; then
+	arches=("$@")
+else
+	read -r -a arches <<<"$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch names)"
+fi
 for a in "${arches[@]}"; do
-	[ -f "$dir/$a.conf" ] || die "unknown arch '$a' (one of: $(names_in "$dir" .conf))"
+	err=$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch shell "$a" 2>&1 >/dev/null) || die "${err#error: }"
 done
 "$ROOT/scripts/patch.sh" >/dev/null 2>&1 || die "make patch failed (run it alone to see why)"
 T=$BUILD/src/linux-$tree
@@ -72,7 +77,11 @@ build() {
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
 	local frags
 	mapfile -t frags < <(config_chain lsm-all)
-	[ ! -f "$dir/$a.config" ] || frags+=("$dir/$a.config")
+	# the arch's own extra options (check.config in its data file)
+	if [ -n "$CHECK_CONFIG" ]; then
+		printf '%s\n' "$CHECK_CONFIG" >"$o/arch-check-extra.config"
+		frags+=("$o/arch-check-extra.config")
+	fi
 	(cd "$BUILD/src/linux-$tree" && ./scripts/kconfig/merge_config.sh -m -O "$o" "$o/.config" \
 		"${frags[@]}") >>"$o/check.log" 2>&1 || return 1
 	"${mk[@]}" olddefconfig >>"$o/check.log" 2>&1 || return 1
@@ -100,9 +109,7 @@ vanished() {
 
 [ "$builds" = yes ] || arches=()
 for a in "${arches[@]}"; do
-	KARCH="" CROSS_COMPILE="" CROSS_PKG="" DEFCONFIG="" IMAGE=""
-	# shellcheck source=/dev/null
-	. "$dir/$a.conf"
+	eval "$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch shell "$a")"
 	start=$SECONDS
 	if [ -n "$CROSS_PKG" ] && ! dpkg-query -W -f='${Status}' "$CROSS_PKG" 2>/dev/null | grep -q "ok installed"; then
 		if ! apt-cache show "$CROSS_PKG" >/dev/null 2>&1; then
@@ -161,7 +168,7 @@ for a in "${arches[@]}"; do
 	fi
 	"$ROOT/scripts/new-warnings.sh" "$o/check.log" "$base" >"$o/new-warnings"
 	new=$(wc -l <"$o/new-warnings")
-	[ ! -f "$dir/$a.config" ] || note="${note:+$note; }also merged: $a.config"
+	[ -z "$CHECK_CONFIG" ] || note="${note:+$note; }also merged: $(echo "$CHECK_CONFIG" | paste -sd' ')"
 	if [ "$new" -gt 0 ]; then
 		fails=$((fails + 1)) failed_arches="$failed_arches $a"
 		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
@@ -216,7 +223,7 @@ report() {
 	printf '%-10s %-11s %-34s %-11s %5s  %s\n' arch compiler built result time note
 	printf '%s\n' "${rows[@]}"
 	local cmd="scripts/arch-check.sh" opts=""
-	[ -z "${ARCH_CHECK_CONFS:-}" ] || cmd="ARCH_CHECK_CONFS=$ARCH_CHECK_CONFS $cmd"
+	[ -z "${HARNESS_ARCH_DIR:-}" ] || cmd="HARNESS_ARCH_DIR=$HARNESS_ARCH_DIR $cmd"
 	[ "$tree" = 6.1-patched ] || opts=" --tree $tree"
 	[ "$images" = yes ] || [ -z "$failed_arches" ] || opts="$opts --no-image"
 	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts --no-defconfigs$failed_arches"

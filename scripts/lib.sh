@@ -27,24 +27,27 @@ names_in() {
 	echo "${out# }"
 }
 
-# An arch is a plain name (lower case, digits, _) with a data file in configs/arch, nothing
-# else: load_arch sources that file, so a path ("../../x") must never get that far.
+# An arch is a plain name (lower case, digits, _) with a data file configs/arch/<name>.yaml,
+# nothing else (a path such as "../../x" never gets near a file).
 check_arch() {
 	local q
-	[ -n "${1:-}" ] || die "ARCH is not set (one of: $(names_in "$ROOT/configs/arch" .conf))"
-	if ! [[ $1 =~ ^[a-z0-9_]+$ ]] || [ ! -f "$ROOT/configs/arch/$1.conf" ]; then
+	[ -n "${1:-}" ] || die "ARCH is not set (one of: $(names_in "$ROOT/configs/arch" .yaml))"
+	if ! [[ $1 =~ ^[a-z0-9_]+$ ]] || [ ! -f "$ROOT/configs/arch/$1.yaml" ]; then
 		# %q: a name with a newline or an escape still makes one line.
 		q=$1
 		[[ $q =~ ^[[:graph:]]+$ ]] || printf -v q '%q' "$1"
-		die "unknown arch '$q' (one of: $(names_in "$ROOT/configs/arch" .conf))"
+		die "unknown arch '$q' (one of: $(names_in "$ROOT/configs/arch" .yaml))"
 	fi
 }
 
-# Load the per-arch data file into the shell: KARCH, CROSS_COMPILE, QEMU, ...
+# Load an arch's facts into the shell (KARCH, CROSS_COMPILE, KIMAGE, QEMU, ...): the data
+# file is read by harness/arch.py, the one parser of it, which prints them quoted.
 load_arch() {
+	local facts
 	check_arch "${1:-}"
-	# shellcheck source=/dev/null
-	. "$ROOT/configs/arch/$1.conf"
+	need_pkgs python3 python3-yaml
+	facts=$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch shell "$1" 2>&1) || die "${facts#error: }"
+	eval "$facts"
 }
 
 check_kernel() {

@@ -177,28 +177,27 @@ t_arch_check_build_failure_counted() {
 			exec riscv64-linux-gnu-gcc "\$@"
 		EOF
 		chmod +x "$d/bin/fault-$mode-gcc"
-		printf 'KARCH=riscv\nCROSS_COMPILE=%s\nCROSS_PKG=\nDEFCONFIG=defconfig\nIMAGE=\n' \
-			"$d/bin/fault-$mode-" >"$d/fault-$mode.conf"
+		printf 'deb_arch: riscv64\nbuild: {karch: riscv, cross_compile: "%s"}\ncheck: {defconfig: defconfig}\n' \
+			"$d/bin/fault-$mode-" >"$d/fault_$mode.yaml"
 	done
 	# and an arch whose config ends up without SELinux: nothing of the series would be
-	# compiled, so it must not pass (the arch's fragment turns it off, as a defconfig could).
-	printf 'KARCH=riscv\nCROSS_COMPILE=riscv64-linux-gnu-\nCROSS_PKG=\nDEFCONFIG=defconfig\nIMAGE=\n' \
-		>"$d/noselinux.conf"
-	echo '# CONFIG_SECURITY_SELINUX is not set' >"$d/noselinux.config"
+	# compiled, so it must not pass (the arch's extra options turn it off, as a defconfig could).
+	printf '%s\n' 'deb_arch: riscv64' 'build: {karch: riscv, cross_compile: riscv64-linux-gnu-}' \
+		'check: {defconfig: defconfig, config: ["# CONFIG_SECURITY_SELINUX is not set"]}' >"$d/noselinux.yaml"
 	rc=0
 	# --no-defconfigs: the defconfig part has its own test and control (2 min saved).
-	out=$(ARCH_CHECK_CONFS=$d "$S/arch-check.sh" --no-image --no-defconfigs fault-patched fault-both noselinux 2>&1) || rc=$?
+	out=$(HARNESS_ARCH_DIR=$d "$S/arch-check.sh" --no-image --no-defconfigs fault_patched fault_both noselinux 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
-	echo "$out" | grep -qE '^fault-patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
-	echo "$out" | grep -qE '^fault-both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
+	echo "$out" | grep -qE '^fault_patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
+	echo "$out" | grep -qE '^fault_both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
 	echo "$out" | grep -qE '^noselinux .* FAILED .*CONFIG_SECURITY_SELINUX is off' ||
 		{ echo "not ok: a build without SELinux was not failed"; return 1; }
 	echo "$out" | tail -1 | grep -q '^2 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
 	! echo "$out" | grep -q ' savedefconfig ' || { echo "not ok: --no-defconfigs ran the defconfigs"; return 1; }
-	echo "$out" | grep -qx "rerun the failed builds: ARCH_CHECK_CONFS=$d .*arch-check.sh --no-image --no-defconfigs fault-patched noselinux" ||
+	echo "$out" | grep -qx "rerun the failed builds: HARNESS_ARCH_DIR=$d .*arch-check.sh --no-image --no-defconfigs fault_patched noselinux" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
-	grep -q '^fault-patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
+	grep -q '^fault_patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
@@ -310,7 +309,7 @@ qprep() {
 	local o
 	o=$(kbuild "$1" "$2" "$3")
 	QIMG=$("$ROOT/rootfs/build.sh" "$1" | tail -1)
-	QKERNEL=$o/$(sed -n 's/^KIMAGE=//p' "$ROOT/configs/arch/$1.conf")
+	QKERNEL=$o/$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch shell "$1" | sed -n "s/^KIMAGE=//p")
 }
 
 # Boot a kernel of this repo on the guest image and run a command: qboot ARCH KERNEL CONFIG ARGS...
@@ -370,9 +369,9 @@ t_harness_timeout_reported() {
 
 t_harness_bad_input() {
 	rc=0
-	err=$("$ROOT/qemu-run.sh" --arch sparc --kernel x --rootfs y --exec true 2>&1) || rc=$?
+	err=$("$ROOT/qemu-run.sh" --arch vax --kernel x --rootfs y --exec true 2>&1) || rc=$?
 	echo "$err"
-	if [ "$rc" -ne 125 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
+	if [ "$rc" -ne 125 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "unknown arch 'vax'"; then
 		echo "not ok: unknown arch"
 		return 1
 	fi

@@ -1,0 +1,137 @@
+"""The arch model: one data file per architecture, configs/arch/<name>.yaml, read here only.
+
+A file holds the build facts (kernel ARCH, cross compiler and its Debian package, the boot
+image path), make arch-check's starting point (defconfig, the full image, extra options),
+and, for an arch that boots, the QEMU facts (binary and package, machine, CPU, extra
+options, console, virtio transport, qemu-user binary for debootstrap, the page-table
+dump). Shell scripts read the same facts through `python3 -m harness.arch shell NAME`,
+so there is one parser. Adding a booted arch is its data file, its lean config fragment
+(configs/arch/<name>.config) and a matrix line.
+
+    python3 -m harness.arch shell NAME     KEY='value' lines for a shell's eval
+    python3 -m harness.arch names [--boot] the arch names, one line
+"""
+import os
+import re
+import shlex
+import sys
+
+import yaml
+
+from harness import ROOT
+
+NAME_RE = re.compile(r"^[a-z0-9_]+$")
+VIRTIO = ("pci", "ccw", "device")
+
+
+class ArchError(Exception):
+    pass
+
+
+def folder():
+    # HARNESS_ARCH_DIR: another folder of data files (the arch-check fault tests use one).
+    return os.environ.get("HARNESS_ARCH_DIR") or os.path.join(ROOT, "configs", "arch")
+
+
+def names(boot=False):
+    d = folder()
+    out = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".yaml") and NAME_RE.match(f[:-5]))
+    if boot:
+        out = [n for n in out if load(n).boot]
+    return out
+
+
+def _field(data, path, kind, name, default=None):
+    cur = data
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            if default is not None:
+                return default
+            raise ArchError(f"configs/arch/{name}.yaml: missing {path}")
+        cur = cur[part]
+    if kind is str and cur is None:
+        cur = ""
+    if not isinstance(cur, kind):
+        raise ArchError(f"configs/arch/{name}.yaml: {path} must be a {kind.__name__}")
+    return cur
+
+
+class Boot:
+    def __init__(self, data, name):
+        f = lambda p, k=str, d=None: _field(data, p, k, name, d)  # noqa: E731
+        self.qemu = f("boot.qemu")
+        self.qemu_pkg = f("boot.qemu_pkg")
+        self.machine = f("boot.machine")
+        self.cpu = f("boot.cpu")
+        self.extra = [str(x) for x in f("boot.extra", list, [])]
+        self.console = f("boot.console")
+        self.virtio = f("boot.virtio")
+        if self.virtio not in VIRTIO:
+            raise ArchError(f"configs/arch/{name}.yaml: boot.virtio must be one of {', '.join(VIRTIO)}")
+        self.qemu_user = f("boot.qemu_user", str, "")
+        self.ptdump = f("boot.ptdump", str, "")
+
+
+class Arch:
+    def __init__(self, name, data):
+        f = lambda p, k=str, d=None: _field(data, p, k, name, d)  # noqa: E731
+        self.name = name
+        self.deb_arch = f("deb_arch")
+        self.karch = f("build.karch")
+        self.cross_compile = f("build.cross_compile", str, "")
+        self.cross_pkg = f("build.cross_pkg", str, "")
+        self.kimage = f("build.kimage", str, "")
+        self.defconfig = f("check.defconfig")
+        self.check_image = f("check.image", str, "")
+        self.check_config = [str(x) for x in f("check.config", list, [])]
+        self.boot = Boot(data, name) if "boot" in data else None
+        if self.boot and not self.kimage:
+            raise ArchError(f"configs/arch/{name}.yaml: an arch that boots needs build.kimage")
+
+    def shell(self):
+        """The facts as the shell variables the scripts use."""
+        v = {"ARCH_NAME": self.name, "DEB_ARCH": self.deb_arch, "KARCH": self.karch,
+             "CROSS_COMPILE": self.cross_compile, "CROSS_PKG": self.cross_pkg,
+             "KIMAGE": self.kimage, "DEFCONFIG": self.defconfig, "IMAGE": self.check_image,
+             "CHECK_CONFIG": "\n".join(self.check_config), "BOOTS": "yes" if self.boot else "no"}
+        b = self.boot
+        if b:
+            v.update({"QEMU": b.qemu, "QEMU_PKG": b.qemu_pkg, "QEMU_MACHINE": b.machine,
+                      "QEMU_CPU": b.cpu, "QEMU_EXTRA": " ".join(b.extra), "CONSOLE": b.console,
+                      "VIRTIO": b.virtio, "QEMU_USER": b.qemu_user, "PTDUMP": b.ptdump})
+        return "".join(f"{k}={shlex.quote(val)}\n" for k, val in v.items())
+
+
+def load(name):
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ArchError(f"bad arch name {name!r} (a plain name from configs/arch/)")
+    path = os.path.join(folder(), name + ".yaml")
+    if not os.path.isfile(path):
+        raise ArchError(f"unknown arch '{name}' (one of: {' '.join(names())})")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ArchError(f"configs/arch/{name}.yaml: not valid YAML ({str(e).splitlines()[0]})")
+    if not isinstance(data, dict):
+        raise ArchError(f"configs/arch/{name}.yaml: not a mapping")
+    return Arch(name, data)
+
+
+def main(argv):
+    try:
+        if len(argv) == 2 and argv[0] == "shell":
+            sys.stdout.write(load(argv[1]).shell())
+        elif argv[:1] == ["names"] and argv[1:] in ([], ["--boot"]):
+            print(" ".join(names(boot=argv[1:] == ["--boot"])))
+        else:
+            print("usage: python3 -m harness.arch shell NAME | names [--boot]", file=sys.stderr)
+            return 2
+    except ArchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,68 @@
+"""The arch model (harness/arch.py): every data file loads, an arch that boots has its lean
+config fragment, names are plain names only, and the shell form round-trips through bash."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from harness import arch  # noqa: E402
+
+
+def test_every_arch_loads():
+    names = arch.names()
+    assert "x86_64" in names and "arm64" in names and "riscv64" in names
+    for n in names:
+        a = arch.load(n)
+        assert a.karch and a.defconfig and a.deb_arch
+
+
+def test_booted_arches_have_their_facts_and_fragment():
+    boot = arch.names(boot=True)
+    assert {"x86_64", "arm64"} <= set(boot)
+    for n in boot:
+        a = arch.load(n)
+        assert a.kimage and a.boot.qemu and a.boot.console and a.boot.virtio in arch.VIRTIO
+        assert os.path.isfile(os.path.join(ROOT, "configs", "arch", n + ".config")), n
+
+
+@pytest.mark.parametrize("bad", ["../../x", "x86_64/../arm64", "", "X86", "x86_64.yaml", "a b"])
+def test_names_are_plain(bad):
+    with pytest.raises(arch.ArchError):
+        arch.load(bad)
+
+
+def test_unknown_arch_names_the_choices():
+    with pytest.raises(arch.ArchError, match=r"unknown arch 'sparc9' \(one of: .*x86_64"):
+        arch.load("sparc9")
+
+
+def test_missing_key_is_named(tmp_path, monkeypatch):
+    (tmp_path / "broken.yaml").write_text("deb_arch: amd64\nbuild: {karch: x86}\n")
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    with pytest.raises(arch.ArchError, match=r"broken.yaml: missing check"):
+        arch.load("broken")
+
+
+def test_shell_form_round_trips_through_bash():
+    out = subprocess.run(["bash", "-c", 'eval "$(/usr/bin/python3 -m harness.arch shell arm64)"; '
+                          'printf "%s|%s|%s" "$QEMU_CPU" "$KIMAGE" "$CROSS_COMPILE"'],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out == "max,pauth-impdef=on|arch/arm64/boot/Image|aarch64-linux-gnu-"
+
+
+def test_shell_form_refuses_bad_name_with_one_line():
+    p = subprocess.run([sys.executable, "-m", "harness.arch", "shell", "../x"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+
+
+def test_qemu_run_refuses_an_arch_without_boot_facts():
+    p = subprocess.run([os.path.join(ROOT, "qemu-run.sh"), "--arch", "riscv64", "--kernel", "x",
+                        "--rootfs", "y", "--exec", "true"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 125
+    assert p.stderr.splitlines() == [
+        "qemu-run.sh: error: arch 'riscv64' has no boot facts in configs/arch/riscv64.yaml "
+        "(it is built by make arch-check only)"]
