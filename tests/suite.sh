@@ -110,11 +110,11 @@ t_checkpatch_new_finding_fails() {
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	cp "$ROOT"/patches/6.1/* "$d/"
-	# trailing whitespace on the one line patch 0007 adds
-	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0007-*.patch
+	# trailing whitespace on the one line patch 0009 adds
+	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0009-*.patch
 	out=$("$H/checkpatch.sh" "$B/src/linux-6.1" "$d") && { echo "$out"; echo "a new finding passed"; return 1; }
 	echo "$out"
-	echo "$out" | grep -q '^not ok 7 0007-.*TRAILING_WHITESPACE'
+	echo "$out" | grep -q '^not ok 9 0009-.*TRAILING_WHITESPACE'
 	[ "$(echo "$out" | grep -c '^not ok')" = 1 ]
 }
 

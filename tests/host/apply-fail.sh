@@ -12,7 +12,7 @@ mapfile -t files < <(sed -n 's|^--- a/||p; s|^rename from ||p' "$root"/patches/6
 mkdir "$work/good" "$work/bad"
 (cd "$tree" && tar -cf - "${files[@]}") | tar -xf - -C "$work/good"
 cp -a "$work/good/." "$work/bad/"
-# Break the context of the one hunk of 0007, the only patch touching SafeSetID.
+# Break the context of the one hunk of 0009, the only patch touching SafeSetID.
 sed -i 's/LSM_HOOK_INIT(task_fix_setuid, safesetid_task_fix_setuid),/LSM_HOOK_INIT(task_fix_setuid, changed),/' \
 	"$work/bad/security/safesetid/lsm.c"
 bad=0
@@ -31,8 +31,8 @@ err=$(grep error "$work/err" || true)
 echo "# $err"
 names_hunk() {
 	[ "$(echo "$err" | wc -l)" -eq 1 ] &&
-		echo "$err" | grep -q "0007-LSM-SafeSetID.*security/safesetid/lsm.c: Hunk #1 FAILED"
+		echo "$err" | grep -q "0009-LSM-SafeSetID.*security/safesetid/lsm.c: Hunk #1 FAILED"
 }
-check 2 "one error line names 0007, safesetid/lsm.c and the hunk" names_hunk
+check 2 "one error line names 0009, safesetid/lsm.c and the hunk" names_hunk
 check 3 "exit status non-zero on failure" [ "$rc" -ne 0 ]
 [ "$bad" -eq 0 ]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Tree check: no trace of runtime disable or writable hooks left in a kernel tree, all
+# Tree check: no trace of runtime disable, writable hooks or checkreqprot left in a kernel tree, all
 # arches and docs included. SECURITY_SELINUX_DISABLE may only stay in
 # Documentation/ABI/removed/ (the removal notice names the old option) and in the
 # arch/*/configs/ defconfigs, whose stale line the series leaves alone as stable rules ask
@@ -15,7 +15,7 @@ fi
 expect=$2 tree=$3
 [ -d "$tree/security" ] || { echo "check-tree.sh: not a kernel tree: $tree" >&2; exit 2; }
 
-patterns="__lsm_ro_after_init SECURITY_WRITABLE_HOOKS security_delete_hooks selinux_disable( SECURITY_SELINUX_DISABLE avc_disable( exit_sel_fs("
+patterns="__lsm_ro_after_init SECURITY_WRITABLE_HOOKS security_delete_hooks selinux_disable( SECURITY_SELINUX_DISABLE avc_disable( exit_sel_fs( SECURITY_SELINUX_CHECKREQPROT_VALUE checkreqprot_set("
 echo "KTAP version 1"
 echo "1..$(echo "$patterns" | wc -w)"
 # One pass over the tree for all patterns ("file:match" lines), then count per pattern.
