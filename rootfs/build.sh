@@ -105,6 +105,11 @@ install_tools() {
 	bin=$gdir/selinux-migrate-check
 	tkey=$(sha256sum "$bin" | cut -c1-12)
 	out=$CACHE/rootfs/$SUITE-$A-$key-tools-$tkey.ext4
+	if [ -f "$out" ] && [ ! -f "$out.sha256" ]; then
+		# made before sums were recorded: not trusted, made again (cheap: a copy)
+		info "$A: the cached tool layer has no recorded sha256; making it again"
+		rm -f "$out"
+	fi
 	if [ -f "$out" ]; then
 		check_sha256 "$out"
 	else
@@ -133,6 +138,12 @@ install_tools() {
 }
 
 fresh=0
+if [ -f "$img" ] && [ ! -f "$img.sha256" ]; then
+	# Made before sums were recorded: nothing says it is what was built, so it is not
+	# trusted; it is built again (a mismatch, below, is refused instead).
+	info "$A: the cached base image has no recorded sha256; building it again"
+	rm -f "$img"
+fi
 if [ -f "$img" ]; then
 	info "$A: base image cached"
 	install_tools
