@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import matrixspec  # noqa: E402  (the matrix.yaml reader and validator)
+from matrixspec import harness_arch  # noqa: E402  (the arch model)
 
 
 def log(msg):
@@ -36,13 +37,13 @@ def fmt_time(s):
 
 
 def arch_facts(arch):
+    """An arch's facts under the names the shell scripts use (KIMAGE, PTDUMP, ...), from
+    harness/arch.py, the one reader of configs/arch/<arch>.yaml."""
     facts = {}
-    with open(os.path.join(ROOT, "configs", "arch", arch + ".conf")) as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#") and "=" in line:
-                k, v = line.split("=", 1)
-                facts[k] = v.strip('"')
+    # KEY='value' words, as a shell reads them (a value may hold a newline).
+    for word in shlex.split(harness_arch.load(arch).shell()):
+        k, _, v = word.partition("=")
+        facts[k] = v
     return facts
 
 
@@ -287,18 +288,54 @@ def write_reports(rundir, results, diffs):
                                 xml_declaration=True)
 
 
+class ArgParser(argparse.ArgumentParser):
+    """Bad arguments: one line and exit 2, like bad input in matrix.yaml."""
+
+    def error(self, message):
+        print(f"matrix: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
+def bounded_int(lo, hi):
+    def parse(text):
+        if not re.fullmatch(r"[0-9]{1,7}", text.strip()) or not lo <= int(text) <= hi:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from {lo} to {hi}")
+        return int(text)
+    return parse
+
+
+def plain_name(text):
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a plain name (letters, digits, '.', '_', '-')")
+    return text
+
+
+MAX_TIMEOUT = 86400  # qemu-run.sh's bound
+MAX_JOBS = 64
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = ArgParser(description=__doc__.splitlines()[0])
     ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"))
     ap.add_argument("--set", default="default", help="a set from matrix.yaml (default, test)")
     ap.add_argument("--only", default="", help="filters: key=value[,key=value...]")
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
-    ap.add_argument("--run", default=None, help="name of the results folder")
-    ap.add_argument("--timeout", type=int, default=300)
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS") or os.cpu_count() or 1),
+    ap.add_argument("--run", default=None, type=plain_name, help="name of the results folder")
+    ap.add_argument("--timeout", type=bounded_int(1, MAX_TIMEOUT), default=300,
+                    help=f"seconds per boot (1 to {MAX_TIMEOUT})")
+    ap.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), default=None,
                     help="guests booted at once (default: JOBS, else the number of cores)")
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
     args = ap.parse_args()
+    if args.jobs is None:
+        env = os.environ.get("JOBS") or ""
+        if env:
+            try:
+                args.jobs = bounded_int(1, MAX_JOBS)(env)
+            except argparse.ArgumentTypeError as e:
+                ap.error(f"JOBS: {e}")
+        else:
+            args.jobs = min(os.cpu_count() or 1, MAX_JOBS)
 
     try:
         spec = matrixspec.load(args.matrix, ROOT)
@@ -310,8 +347,14 @@ def main():
         print(f"matrix: error: no cell matches set '{args.set}' and ONLY='{args.only}'", file=sys.stderr)
         return 2
     if args.list:
-        for c in cells:
-            print(" ".join(c))
+        try:
+            for c in cells:
+                print(" ".join(c))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader had enough (--list | head -1): not an error. Python would complain
+            # again flushing stdout at exit, so stdout goes to /dev/null first.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
     run = args.run or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -320,9 +363,6 @@ def main():
     prep = Prep(os.path.join(rundir, "build.log"))
     start = time.time()
     log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
-    if args.jobs < 1:
-        print(f"matrix: error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
-        return 2
     log(f"matrix: {args.jobs} guest(s) at a time")
 
     def one(numbered):
