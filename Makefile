@@ -51,12 +51,12 @@ matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=de
 	@scripts/matrix.sh $(if $(SET),--set "$(SET)") $(if $(ONLY),--only "$(ONLY)") $(if $(JOBS),--jobs "$(JOBS)")
 
 test: ## both tiers of the suite (fast, then builds and boots); ends with pytest's summary line
-	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema
+	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema qemu-utils e2fsprogs
 	@mkdir -p results/test
 	@cd tests && /usr/bin/python3 -m pytest -v --junitxml=../results/test/junit.xml fast slow $(if $(TESTS),-k "$(TESTS)")
 
 check: ## the fast tier only: no kernel build, no boot
-	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema
+	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema qemu-utils e2fsprogs
 	@cd tests && /usr/bin/python3 -m pytest -q fast
 
 bench: ## measure build, boot and test times; prints a table
