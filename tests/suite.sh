@@ -391,11 +391,8 @@ t_harness_bad_input() {
 	echo "ok: bad arch, config and kernel refused with one line"
 }
 
-# --- the admins' migration check ----------------------------------------------------
-t_advisor_fixtures() {
-	d=$("$S/guest.sh" x86_64)
-	"$H/migrate-check.sh" "$d/selinux-migrate-check"
-}
+# (selinux-migrate-check's fixtures and its sanitizer run are in the fast tier:
+# tests/fast/test_selinux_migrate_check.py.)
 
 # --- the matrix ----------------------------------------------------------------------
 # matrix.yaml errors: one line naming file, line and key; exit 2; no traceback.
