@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from fakeqemu import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import matrixspec  # noqa: E402

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import QEMU_RUN, ROOT, gone_within, one_line_error, qemu_opts
+from fakeqemu import QEMU_RUN, ROOT, gone_within, one_line_error, qemu_opts
 
 
 # --- it still works -------------------------------------------------------------------

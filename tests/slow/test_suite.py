@@ -1,10 +1,18 @@
 """Every check of tests/suite.sh as a pytest test (see conftest.py). A check's output is
 in results/test/<name>.log; a failure shows its last lines."""
 import os
+import sys
 
 import pytest
 
-from conftest import RESULTS, ROOT, SUITE, bashsuite
+# Not "from conftest import": tests/fast has a conftest.py too, and either may be the one
+# loaded under that name.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from harness import bashsuite  # noqa: E402
+
+SUITE = os.path.join(ROOT, "tests", "suite.sh")
+RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
 
 
 @pytest.mark.suite

@@ -1,0 +1,195 @@
+"""The fast tier's stand-in for qemu (the qemu_run fixture, registered by conftest.py), so
+that qemu-run.sh can be driven end to end without a kernel or a boot.
+
+The fake is put first on PATH under the name configs/arch/x86_64.yaml gives ($QEMU). It
+records its argv (one JSON line per start) and, for every qcow2 drive it is given, what
+qemu-img says the backing file is; then it behaves as FAKE_QEMU_MODE says:
+  result       write "HARNESS-EXIT $FAKE_QEMU_EXIT" (and a line of output) to the results
+               chardev file named in its args, then exit 0 (a guest that ran its payload)
+  exit         exit at once with status 0 (an interactive session that ended)
+  sleep        run until killed (a guest that never ends)
+  ignore-term  the same, ignoring TERM (only KILL ends it)
+Its pid goes to $FAKE_QEMU_PIDFILE.
+"""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QEMU_RUN = os.path.join(ROOT, "qemu-run.sh")
+
+FAKE_QEMU = r'''#!/usr/bin/python3
+import json, os, signal, subprocess, sys, time
+
+
+def opts(s):
+    """qemu's option syntax: comma separated, ",," is a literal comma."""
+    out, cur, i = [], "", 0
+    while i < len(s):
+        if s[i] == ",":
+            if s[i + 1:i + 2] == ",":
+                cur += ","
+                i += 2
+                continue
+            out.append(cur)
+            cur = ""
+        else:
+            cur += s[i]
+        i += 1
+    out.append(cur)
+    d = {}
+    for o in out:
+        k, _, v = o.partition("=")
+        d[k] = v
+    return d
+
+
+args = sys.argv[1:]
+rec = {"argv": sys.argv, "backing": {}, "payload_ls": None}
+for i, a in enumerate(args[:-1]):
+    if a in ("-drive", "-blockdev"):
+        o = opts(args[i + 1])
+        f = o.get("file") or o.get("filename")
+        if f and os.path.exists(f) and o.get("format") == "qcow2":
+            info = subprocess.run(["qemu-img", "info", "--output=json", f],
+                                  capture_output=True, text=True)
+            rec["backing"][f] = json.loads(info.stdout).get("backing-filename") if info.returncode == 0 else None
+        if o.get("id") == "payload" and f and os.path.exists(f):
+            ls = subprocess.run(["debugfs", "-R", "ls -p /", f], capture_output=True, text=True)
+            rec["payload_ls"] = ls.stdout
+            rec["payload_size"] = os.path.getsize(f)
+with open(os.environ["FAKE_QEMU_LOG"], "a") as f:
+    f.write(json.dumps(rec) + "\n")
+if os.environ.get("FAKE_QEMU_PIDFILE"):
+    with open(os.environ["FAKE_QEMU_PIDFILE"] + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(os.environ["FAKE_QEMU_PIDFILE"] + ".tmp", os.environ["FAKE_QEMU_PIDFILE"])
+mode = os.environ.get("FAKE_QEMU_MODE", "result")
+if mode == "ignore-term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if mode in ("sleep", "ignore-term"):
+    while True:
+        time.sleep(0.05)
+if mode == "result":
+    for i, a in enumerate(args[:-1]):
+        if a == "-chardev":
+            o = opts(args[i + 1])
+            if o.get("id") == "results":
+                with open(o["path"], "w") as f:
+                    f.write("payload output\nHARNESS-EXIT %s\n" % os.environ.get("FAKE_QEMU_EXIT", "0"))
+sys.exit(0)
+'''
+
+
+def qemu_opts(s):
+    """qemu's option syntax: comma separated key=value, ",," a literal comma."""
+    out, cur, i = [], "", 0
+    while i < len(s):
+        if s[i] == ",":
+            if s[i + 1:i + 2] == ",":
+                cur += ","
+                i += 2
+                continue
+            out.append(cur)
+            cur = ""
+        else:
+            cur += s[i]
+        i += 1
+    out.append(cur)
+    d = {}
+    for o in out:
+        k, _, v = o.partition("=")
+        d[k] = v
+    return d
+
+
+class QemuRun:
+    """qemu-run.sh with the fake qemu first on PATH, and the inputs it needs."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        fake = self.bin / "qemu-system-x86_64"
+        fake.write_text(FAKE_QEMU)
+        fake.chmod(0o755)
+        self.log = tmp / "qemu-argv.jsonl"
+        self.pidfile = tmp / "qemu.pid"
+        self.kernel = tmp / "bzImage"
+        self.kernel.write_bytes(b"not a kernel\n")
+        self.rootfs = tmp / "rootfs.ext4"
+        with open(self.rootfs, "wb") as f:
+            f.write(b"base image " * 100)
+            f.truncate(1 << 20)
+        self.env = dict(os.environ)
+        self.env["PATH"] = f"{self.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+        self.env["FAKE_QEMU_LOG"] = str(self.log)
+        self.env["FAKE_QEMU_PIDFILE"] = str(self.pidfile)
+        self.env["TMPDIR"] = str(tmp)
+
+    def base_args(self):
+        return ["--arch", "x86_64", "--kernel", str(self.kernel), "--rootfs", str(self.rootfs)]
+
+    def args(self, *extra, **kw):
+        return [QEMU_RUN] + self.base_args() + list(extra)
+
+    def run(self, *extra, mode="result", exit_status=0, timeout=20, stdin=subprocess.DEVNULL):
+        env = dict(self.env, FAKE_QEMU_MODE=mode, FAKE_QEMU_EXIT=str(exit_status))
+        return subprocess.run(self.args(*extra), env=env, stdin=stdin, capture_output=True,
+                              text=True, timeout=timeout)
+
+    def start(self, *extra, mode="sleep"):
+        env = dict(self.env, FAKE_QEMU_MODE=mode)
+        return subprocess.Popen(self.args(*extra), env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def starts(self):
+        """One record per start of the fake qemu."""
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def qemu_pid(self, wait=10):
+        end = time.time() + wait
+        while time.time() < end:
+            if self.pidfile.exists():
+                return int(self.pidfile.read_text())
+            time.sleep(0.05)
+        raise AssertionError("the fake qemu never started")
+
+
+@pytest.fixture
+def qemu_run(tmp_path):
+    return QemuRun(tmp_path)
+
+
+def alive(pid):
+    """A process that exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def gone_within(pid, seconds):
+    end = time.time() + seconds
+    while time.time() < end:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def one_line_error(r, want=None, status=125):
+    """The refusal qemu-run.sh promises: exit STATUS, exactly one line on stderr."""
+    lines = r.stderr.strip("\n").splitlines()
+    assert r.returncode == status, f"exit {r.returncode}, want {status}; stderr: {r.stderr!r}"
+    assert len(lines) == 1, f"want one line on stderr, got {r.stderr!r}"
+    if want:
+        assert want in lines[0], f"{want!r} not in {lines[0]!r}"
+    return lines[0]
+
