@@ -13,6 +13,7 @@ Its pid goes to $FAKE_QEMU_PIDFILE.
 """
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -143,8 +144,12 @@ class QemuRun:
 
     def start(self, *extra, mode="sleep"):
         env = dict(self.env, FAKE_QEMU_MODE=mode)
+        # A run started in the background of a non-interactive shell (CI's) inherits SIGINT
+        # ignored, and a shell cannot trap a signal ignored at its start; a user at a
+        # terminal has it at its default, which is what these tests are about.
         return subprocess.Popen(self.args(*extra), env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     def starts(self):
         """One record per start of the fake qemu."""
