@@ -48,6 +48,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#define __noreturn	__attribute__((noreturn))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 #define MAXV		1024
 #define MAX_BIG		(4 << 20)	/* configs (uncompressed), /proc/mounts */
 #define MAX_SMALL	(256 << 10)	/* everything else */
@@ -173,7 +177,7 @@ static void emit(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...) __printf(1, 2) __noreturn;
 static void fail(const char *fmt, ...)
 {
 	char msg[2 * MAXV];
@@ -333,7 +337,7 @@ static int open_host(const char *p)
 	return fd >= 0 ? fd : -errno;
 }
 
-/* Read fd to EOF, at most max bytes, into a NUL-terminated malloc'd buffer; 0 or an error. */
+/* Read fd to EOF, at most max bytes, into a NUL-terminated malloc'd buffer; 0 or -error. */
 static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outlen)
 {
 	size_t len = 0, cap = 4096;
@@ -342,21 +346,21 @@ static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outle
 	ssize_t r;
 
 	if (check_reg && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
-		return E_NOTREG;
+		return -E_NOTREG;
 	b = malloc(cap + 1);
 	if (!b)
-		return ENOMEM;
+		return -ENOMEM;
 	for (;;) {
 		if (len == cap) {
 			if (cap > max) {
 				free(b);
-				return E_TOOBIG;
+				return -E_TOOBIG;
 			}
 			cap *= 2;
 			nb = realloc(b, cap + 1);
 			if (!nb) {
 				free(b);
-				return ENOMEM;
+				return -ENOMEM;
 			}
 			b = nb;
 		}
@@ -364,7 +368,7 @@ static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outle
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			int e = errno;
+			int e = -errno;
 
 			free(b);
 			return e;
@@ -375,7 +379,7 @@ static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outle
 	}
 	if (len > max) {
 		free(b);
-		return E_TOOBIG;
+		return -E_TOOBIG;
 	}
 	b[len] = '\0';
 	*out = b;
@@ -383,7 +387,7 @@ static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outle
 	return 0;
 }
 
-/* A gzip'd regular file: "gzip -dc" with the file on its standard input; 0 or an error. */
+/* A gzip'd regular file: "gzip -dc" with the file on its standard input; 0 or -error. */
 static int read_gzip(int fd, size_t max, char **out, size_t *outlen)
 {
 	char *const argv[] = { "gzip", "-dc", NULL };
@@ -392,13 +396,13 @@ static int read_gzip(int fd, size_t max, char **out, size_t *outlen)
 	pid_t pid;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		return E_NOTREG;
+		return -E_NOTREG;
 	if (pipe2(pfd, O_CLOEXEC))
-		return errno;
+		return -errno;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		e = errno;
+		e = -errno;
 		close(pfd[0]);
 		close(pfd[1]);
 		return e;
@@ -417,22 +421,22 @@ static int read_gzip(int fd, size_t max, char **out, size_t *outlen)
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
-			return e ? e : errno;
+			return e ? e : -errno;
 	if (!e && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		free(*out);
 		*out = NULL;
-		return E_GZIP;
+		return -E_GZIP;
 	}
 	return e;
 }
 
-/* A small file under the root, trailing newlines and spaces removed; 0 or an error. */
+/* A small file under the root, trailing newlines and spaces removed; 0 or -error. */
 static int slurp(const char *rel, size_t max, char **out, size_t *len)
 {
 	int fd = open_in_root(rel), e;
 
 	if (fd < 0)
-		return -fd;
+		return fd;
 	e = read_all(fd, max, 1, out, len);
 	close(fd);
 	if (e)
@@ -511,7 +515,7 @@ static int *config_field(struct kconfig *k, const char *sym, size_t n)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(f); i++)
 		if (strlen(f[i].sym) == n && !memcmp(f[i].sym, sym, n))
 			return (int *)((char *)k + f[i].off);
 	for (i = 0; i < NLSM; i++)
@@ -625,7 +629,7 @@ static const char *kind_str(const struct kconfig *k)
 	}
 }
 
-/* Read a kernel config, plain or gzip'd; fd is closed. 0 if read, else an error. */
+/* Read a kernel config, plain or gzip'd; fd is closed. 0 if read, else -error. */
 static int read_config_fd(int fd, const char *name, struct kconfig *k)
 {
 	size_t l = strlen(name), len = 0;
@@ -642,7 +646,7 @@ static int read_config_fd(int fd, const char *name, struct kconfig *k)
 		return e;
 	parse_config_buf(k, buf, len);
 	free(buf);
-	return k->found ? 0 : EINVAL;
+	return k->found ? 0 : -EINVAL;
 }
 
 /* ------------------------------------------------------------------ command line */
@@ -939,7 +943,7 @@ static int in_list(const char *list, const char *item)
 }
 
 static void append(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 static void append(char *out, size_t len, const char *fmt, ...)
 {
 	size_t l = strlen(out);
@@ -1146,7 +1150,7 @@ struct report {
 	const char *file;
 };
 
-static void note(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct report *r, const char *fmt, ...) __printf(2, 3);
 static void note(struct report *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -1179,7 +1183,7 @@ static void print_json_int(const char *k, int v)
 }
 
 #ifndef MIGRATE_CHECK_NO_MAIN
-static void usage(void)
+static void print_usage(void)
 {
 	printf("usage: selinux-migrate-check [--root DIR] [--target-config FILE | --target-kernel VER]\n"
 	       "                             [--json | --summary]\n"
@@ -1248,11 +1252,11 @@ int main(int argc, char **argv)
 			json = 1;
 		} else if (!strcmp(argv[i], "--summary")) {
 			summary = 1;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage();
-			return 0;
-		} else {
+		} else if (strcmp(argv[i], "--help") && strcmp(argv[i], "-h")) {
 			fail("unknown argument '%s' (see --help)", argv[i]);
+		} else {
+			print_usage();
+			return 0;
 		}
 	}
 	if (target_path && target_ver)
@@ -1266,19 +1270,19 @@ int main(int argc, char **argv)
 
 	e = slurp("/proc/cmdline", MAX_SMALL, &cmdline, &cmdlen);
 	if (e)
-		fail("cannot read %s: %s", path_of("/proc/cmdline"), err_str(e));
+		fail("cannot read %s: %s", path_of("/proc/cmdline"), err_str(-e));
 	e = slurp("/proc/filesystems", MAX_SMALL, &fs, &len);
 	if (e)
-		fail("cannot read %s: %s", path_of("/proc/filesystems"), err_str(e));
+		fail("cannot read %s: %s", path_of("/proc/filesystems"), err_str(-e));
 	registered = fs_registered(fs, "selinuxfs");
 	e = slurp("/proc/mounts", MAX_BIG, &mounts, &len);
 	if (e)
-		fail("cannot read %s: %s", path_of("/proc/mounts"), err_str(e));
+		fail("cannot read %s: %s", path_of("/proc/mounts"), err_str(-e));
 	mounted = selinuxfs_mounted(mounts);
 	e = slurp("/sys/kernel/security/lsm", MAX_SMALL, &lsm, &len);
 	if (e)
 		fail("cannot read %s: %s (is securityfs mounted?)", path_of("/sys/kernel/security/lsm"),
-		     err_str(e));
+		     err_str(-e));
 	active = in_list(lsm, "selinux");
 
 	/* The running kernel's config: /proc/config.gz, else /boot/config-<release>. */
@@ -1287,7 +1291,7 @@ int main(int argc, char **argv)
 		e = slurp("/proc/sys/kernel/osrelease", MAX_SMALL, &osrel, &len);
 		if (e)
 			fail("no %s and cannot read %s: %s", path_of("/proc/config.gz"),
-			     path_of("/proc/sys/kernel/osrelease"), err_str(e));
+			     path_of("/proc/sys/kernel/osrelease"), err_str(-e));
 		if (!osrel[0] || strchr(osrel, '/') || strlen(osrel) > 200)
 			fail("%s: not a kernel release name", path_of("/proc/sys/kernel/osrelease"));
 		snprintf(path, sizeof(path), "/boot/config-%s", osrel);
@@ -1300,7 +1304,7 @@ int main(int argc, char **argv)
 	e = read_config_fd(fd, path_of(path), &cur);
 	if (e)
 		fail("cannot read the running kernel's config %s: %s", cur.name,
-		     e == EINVAL ? "no CONFIG_ lines" : err_str(e));
+		     e == -EINVAL ? "no CONFIG_ lines" : err_str(-e));
 	check_config(&cur, "the running kernel's config");
 	cur.kind = config_kind(&cur);
 	kernel_cmdline_parse(cmdline, &kc);
@@ -1310,16 +1314,16 @@ int main(int argc, char **argv)
 	/* /etc/selinux/config as libselinux reads it; no file: SELinux userspace is not there. */
 	r.mode = -3;
 	e = slurp("/etc/selinux/config", MAX_BIG, &selcfg, &len);
-	if (e && e != ENOENT)
-		fail("cannot read %s: %s", path_of("/etc/selinux/config"), err_str(e));
+	if (e && e != -ENOENT)
+		fail("cannot read %s: %s", path_of("/etc/selinux/config"), err_str(-e));
 	if (!e) {
 		r.mode = libselinux_config_mode(selcfg, len, pagesize, bad, sizeof(bad));
 		if (r.mode == -2 && bad[0])
 			fail("%s: SELINUX=%s is not enforcing, permissive or disabled, and no later line is",
 			     path_of("/etc/selinux/config"), bad);
 		if (r.mode == -2)
-			fail("%s has no line libselinux reads as SELINUX=enforcing, permissive or disabled "
-			     "(it must start with \"SELINUX=\")", path_of("/etc/selinux/config"));
+			fail("%s has no line libselinux reads as SELINUX=enforcing, permissive or disabled (it must start with \"SELINUX=\")",
+			     path_of("/etc/selinux/config"));
 	}
 
 	/* Today. */
@@ -1346,7 +1350,7 @@ int main(int argc, char **argv)
 	} else {
 		e = slurp("/proc/self/attr/current", MAX_SMALL, &attr, &len);
 		if (e)
-			fail("cannot read %s: %s", path_of("/proc/self/attr/current"), err_str(e));
+			fail("cannot read %s: %s", path_of("/proc/self/attr/current"), err_str(-e));
 		if (!strcmp(attr, "kernel")) {
 			snprintf(r.today, sizeof(r.today), "enabled, no policy");
 			snprintf(r.today_why, sizeof(r.today_why),
@@ -1359,7 +1363,7 @@ int main(int argc, char **argv)
 			e = slurp("/sys/fs/selinux/enforce", MAX_SMALL, &enforce, &len);
 			if (e)
 				fail("a policy is loaded (context %s) but %s cannot be read: %s", attr,
-				     path_of("/sys/fs/selinux/enforce"), err_str(e));
+				     path_of("/sys/fs/selinux/enforce"), err_str(-e));
 			if (strcmp(enforce, "0") && strcmp(enforce, "1"))
 				fail("%s: '%s' is neither 0 nor 1", path_of("/sys/fs/selinux/enforce"),
 				     enforce);
@@ -1379,7 +1383,7 @@ int main(int argc, char **argv)
 		e = read_config_fd(fd, target_path, &tgt);
 		if (e)
 			fail("cannot read --target-config %s: %s", target_path,
-			     e == EINVAL ? "no CONFIG_ lines" : err_str(e));
+			     e == -EINVAL ? "no CONFIG_ lines" : err_str(-e));
 		check_config(&tgt, "--target-config");
 		tgt.kind = config_kind(&tgt);
 		if (tgt.kind == K_UNKNOWN)

@@ -66,8 +66,8 @@ static const char *const tokens[] = {
 	"reject", "accept", "\xff", "\x1b", "\0",
 };
 
-#define NSEEDS (sizeof(seeds) / sizeof(seeds[0]))
-#define NTOKENS (sizeof(tokens) / sizeof(tokens[0]))
+#define NSEEDS ARRAY_SIZE(seeds)
+#define NTOKENS ARRAY_SIZE(tokens)
 
 static size_t insert(char *buf, size_t len, size_t at, const char *s, size_t sl)
 {
