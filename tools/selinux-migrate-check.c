@@ -345,6 +345,8 @@ static int read_all(int fd, size_t max, int check_reg, char **out, size_t *outle
 	char *b, *nb;
 	ssize_t r;
 
+	*out = NULL;
+	*outlen = 0;
 	if (check_reg && (fstat(fd, &st) || !S_ISREG(st.st_mode)))
 		return -E_NOTREG;
 	b = malloc(cap + 1);
