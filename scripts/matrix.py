@@ -199,10 +199,11 @@ def differential(results, spec):
             rb = by[(b, arch, sname)]
             keys = sorted(set(ra.get("observed", {})) | set(rb.get("observed", {})))
             diff = []
-            if ra["outcome"] != rb["outcome"]:
+            exc = pair.get("except", {})
+            if ra["outcome"] != rb["outcome"] and "outcome" not in exc and f"{sname}/outcome" not in exc:
                 diff.append(f"outcome {ra['outcome']} != {rb['outcome']}")
             for key in keys:
-                if key in pair.get("except", {}) or f"{sname}/{key}" in pair.get("except", {}):
+                if key in exc or f"{sname}/{key}" in exc:
                     continue
                 va = ra.get("observed", {}).get(key, "missing")
                 vb = rb.get("observed", {}).get(key, "missing")

@@ -5,7 +5,7 @@
 # configs are built incrementally in it (ccache keeps the untouched objects). Prints a
 # table: patch, config, result, time.
 #   series-check.sh [CONFIG...]     (default: selinux lsm-all)
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 "$ROOT/scripts/source.sh" >/dev/null 2>&1 || die "make source failed"
 configs=("$@")

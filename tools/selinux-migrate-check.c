@@ -17,7 +17,8 @@
  * Without either, the target is this kernel's config without runtime disable: the backport's
  * own answer if the config has it, else upstream's (accept).
  *
- * --summary prints one line, "today: STATE; new kernel: STATE; action: yes|no[; freeze]".
+ * --summary prints one line,
+ * "today: STATE; new kernel: STATE; action: yes|no[; freeze][; checkreqprot 1 -> 0]".
  * --json prints one object; on exit 2 it prints {"error": "..."}.
  * Exit: 0 nothing to do, 1 action needed, 2 an input could not be read or made no sense
  * (one line on stderr naming it). It refuses rather than guesses.
@@ -26,7 +27,8 @@
  * the last occurrence wins, kstrtoul base 0), the LSM order (CONFIG_LSM, lsm=, security=,
  * LSMs that are not built are skipped, exclusive LSMs), libselinux 3.4's reading of
  * /etc/selinux/config and of enforcing= (selinux_getenforcemode, selinux_init_load_policy),
- * and systemd's freeze when a policy load fails with enforcing requested.
+ * systemd's freeze when a policy load fails with enforcing requested, and checkreqprot
+ * (CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE, checkreqprot=, the node; always 0 from 6.4).
  *
  * Files under --root are opened with every symlink resolved inside the root, only regular
  * files are read and each read is bounded; no program from the tree is run. A gzip'd
@@ -489,6 +491,7 @@ struct kconfig {
 	int develop;		/* CONFIG_SECURITY_SELINUX_DEVELOP (default y) */
 	int runtime_disable;	/* CONFIG_SECURITY_SELINUX_DISABLE=y */
 	int shim_accept, shim_reject;	/* the backport's Kconfig choice */
+	int checkreqprot;	/* CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE (0 before 6.4) */
 	int has_lsm, lsm_too_long;
 	char lsm[MAXV];		/* CONFIG_LSM */
 	enum kind kind;
@@ -525,6 +528,8 @@ static int *config_field(struct kconfig *k, const char *sym, size_t n)
 			return &k->built[i];
 	return NULL;
 }
+
+static const char crp_sym[] = "CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE";
 
 /* One line of a .config (no newline). A later line for the same symbol wins, as in Kconfig. */
 static void parse_config_line(struct kconfig *k, const char *line, size_t len)
@@ -569,6 +574,11 @@ static void parse_config_line(struct kconfig *k, const char *line, size_t len)
 		memcpy(k->lsm, v + 1, vl - 2);
 		k->lsm[vl - 2] = '\0';
 		k->has_lsm = 1;
+		return;
+	}
+	if ((size_t)(eq - line) == sizeof(crp_sym) - 1 && !memcmp(line, crp_sym, eq - line)) {
+		/* an int symbol, range 0 1 */
+		k->checkreqprot = vl == 1 && v[0] == '1';
 		return;
 	}
 	fld = config_field(k, line, eq - line);
@@ -715,6 +725,7 @@ struct kcmd {
 	int apparmor;		/* apparmor=: -1 none, else 0/1 */
 	int has_lsm, has_security;
 	char lsm[MAXV], security[MAXV];
+	int checkreqprot;	/* checkreqprot=: -1 none, else 0/1 (its __setup, kstrtoul) */
 	int retired;		/* selinux_retired_disable=: -1 none valid, 0 accept, 1 reject */
 	int retired_seen;	/* the word is there */
 	char retired_val[64];	/* its last value, for messages */
@@ -784,7 +795,7 @@ static void kernel_cmdline_parse(const char *cmdline, struct kcmd *c)
 	int dashes = 0;
 
 	memset(c, 0, sizeof(*c));
-	c->selinux = c->enforcing = c->apparmor = c->retired = -1;
+	c->selinux = c->enforcing = c->apparmor = c->retired = c->checkreqprot = -1;
 	if (!buf)
 		return;
 	args = buf;
@@ -800,6 +811,7 @@ static void kernel_cmdline_parse(const char *cmdline, struct kcmd *c)
 			/* Everything after "--" is init's; note the words that look like ours. */
 			if (val && (param_is(param, "selinux") || param_is(param, "enforcing") ||
 				    param_is(param, "lsm") || param_is(param, "security") ||
+				    param_is(param, "checkreqprot") ||
 				    param_is(param, "selinux_retired_disable"))) {
 				size_t l = strlen(c->after_dashes);
 
@@ -816,6 +828,9 @@ static void kernel_cmdline_parse(const char *cmdline, struct kcmd *c)
 		} else if (param_is(param, "enforcing")) {
 			if (!k_kstrtoul(val, &v))
 				c->enforcing = !!v;
+		} else if (param_is(param, "checkreqprot")) {
+			if (!k_kstrtoul(val, &v))
+				c->checkreqprot = !!v;
 		} else if (param_is(param, "apparmor")) {
 			if (!k_kstrtoul(val, &v))
 				c->apparmor = !!v;
@@ -1093,6 +1108,19 @@ static const char *node_answer(const struct kconfig *k, const struct kcmd *c)
 	}
 }
 
+/*
+ * checkreqprot 1 makes SELinux check the protection a process asked for in mmap() and
+ * mprotect() instead of the one the kernel applies (READ_IMPLIES_EXEC adds PROT_EXEC), so
+ * execmem and execmod are never asked for such mappings. 6.1 takes it from
+ * CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE, then the last valid checkreqprot= on the
+ * command line, then writes to /sys/fs/selinux/checkreqprot. From 6.4 (a7e4676e8e2c), and
+ * with the backport, it is always 0: the word and the writes only log.
+ */
+static int honours_checkreqprot(const struct kconfig *k)
+{
+	return k->kind != K_PATCHED && k->kind != K_UPSTREAM;
+}
+
 /* ------------------------------------------------------------------ /proc parsers */
 
 /* Is name a line's second field ("nodev\tselinuxfs") in /proc/filesystems? */
@@ -1146,6 +1174,9 @@ struct report {
 	int freeze, latent;
 	const char *answer;
 	int lib_enforcing;	/* libselinux's enforcing= (-1 none) */
+	int crp_today, crp_target;	/* checkreqprot where SELinux runs today; -1 not judged */
+	const char *crp_src;	/* what set checkreqprot to 1 today */
+	int crp_change;		/* 1 today, 0 on a target that loads a policy */
 	char action[3 * MAXV];
 	char notes[6][2 * MAXV];
 	int nnotes;
@@ -1233,14 +1264,15 @@ static void check_config(const struct kconfig *k, const char *what)
 int main(int argc, char **argv)
 {
 	char *cmdline = NULL, *lsm = NULL, *selcfg = NULL, *attr = NULL, *enforce = NULL;
-	char *osrel = NULL, *fs = NULL, *mounts = NULL;
+	char *osrel = NULL, *fs = NULL, *mounts = NULL, *crp = NULL;
 	char why[2 * MAXV], path[PATH_MAX + 64], bad[64], list[MAXV], offword[2 * MAXV];
+	char crp_file[512];
 	const char *target_path = NULL, *target_ver = NULL;
 	size_t cmdlen = 0, len = 0;
 	struct kconfig cur, tgt;
 	struct report r;
 	struct kcmd kc;
-	int i, e, fd, registered, mounted, active, starts, model, same_kernel, lib_enf;
+	int i, e, fd, registered, mounted, active, starts, model, same_kernel, lib_enf, had;
 	long pagesize = sysconf(_SC_PAGESIZE);
 
 	for (i = 1; i < argc; i++) {
@@ -1476,6 +1508,46 @@ int main(int argc, char **argv)
 		     kc.retired == 1 && tgt.kind == K_PATCHED ? "selinux_retired_disable=reject" :
 		     kind_str(&tgt));
 
+	/* checkreqprot, where SELinux runs today: the node if it can be read, else the model. */
+	r.crp_today = r.crp_target = -1;
+	if (strncmp(r.today, "disabled", 8)) {
+		static const char node_src[] =
+			"a write of 1 to /sys/fs/selinux/checkreqprot since boot (neither the command line nor the kernel config sets it)";
+		int boot = honours_checkreqprot(&cur) ?
+			   (kc.checkreqprot >= 0 ? kc.checkreqprot : cur.checkreqprot) : 0;
+
+		r.crp_today = boot;
+		r.crp_src = kc.checkreqprot > 0 ? "checkreqprot=1 on the kernel command line" :
+			    "CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE=1 in the running kernel's config";
+		e = mounted ? slurp("/sys/fs/selinux/checkreqprot", MAX_SMALL, &crp, &len) : -ENOENT;
+		if (e && e != -ENOENT)
+			fail("cannot read %s: %s", path_of("/sys/fs/selinux/checkreqprot"), err_str(-e));
+		if (!e) {
+			if (strcmp(crp, "0") && strcmp(crp, "1"))
+				fail("%s: '%s' is neither 0 nor 1", path_of("/sys/fs/selinux/checkreqprot"),
+				     crp);
+			r.crp_today = crp[0] == '1';
+			if (r.crp_today && !boot)
+				r.crp_src = node_src;
+			else if (!r.crp_today && boot)
+				note(&r, "the boot set checkreqprot to 1 (%s) but %s reads 0: a write of 0 since boot, undone by the next boot",
+				     r.crp_src, path_of("/sys/fs/selinux/checkreqprot"));
+		}
+		if (!honours_checkreqprot(&tgt))
+			r.crp_target = 0;
+		else if (kc.checkreqprot >= 0)
+			r.crp_target = kc.checkreqprot;
+		else
+			r.crp_target = r.crp_src == node_src ? r.crp_today : tgt.checkreqprot;
+		r.crp_change = r.crp_today == 1 && r.crp_target == 0 &&
+			       (!strcmp(r.target, "enforcing") || !strcmp(r.target, "permissive"));
+	}
+	if (kc.checkreqprot > 0 && !honours_checkreqprot(&cur))
+		note(&r, "checkreqprot=1 on the command line does nothing on this kernel (it only logs at boot): it can go");
+	if (r.crp_change && !strcmp(r.target, "permissive"))
+		note(&r, "checkreqprot is 1 today (%s) and always 0 on the new kernel: SELinux will check the protection the kernel applies, so a mapping that READ_IMPLIES_EXEC makes executable (an old binary, an executable stack) asks for execmem or execmod; permissive only logs those denials: fix the program or the policy before enforcing",
+		     r.crp_src);
+
 	/* What to do. */
 	r.file = "/etc/default/grub (GRUB_CMDLINE_LINUX), then update-grub";
 	offword[0] = '\0';
@@ -1512,10 +1584,26 @@ int main(int argc, char **argv)
 	} else {
 		snprintf(r.action, sizeof(r.action), "%s", offword);
 	}
+	had = r.action[0] != '\0';
+	if (r.crp_change && !strcmp(r.target, "enforcing")) {
+		/* The durable fix is the program or the policy: the knob is gone for good. */
+		append(r.action, sizeof(r.action),
+		       "%scheckreqprot is 1 today (%s) and always 0 on the new kernel, which then denies, enforcing, every mapping that READ_IMPLIES_EXEC makes executable (an old binary, an executable stack) unless the policy allows execmem or execmod: before the upgrade, write 0 to /sys/fs/selinux/checkreqprot (or boot with checkreqprot=0) in permissive mode, look for execmem, execmod and execheap denials, and fix the program or the policy, not the knob%s",
+		       r.action[0] ? "; also: " : "", r.crp_src,
+		       kc.checkreqprot > 0 ? "; then remove checkreqprot=1 from the kernel command line" : "");
+		if (kc.checkreqprot <= 0) {
+			snprintf(crp_file, sizeof(crp_file), "%s%s%s", had ? r.file : "", had ? "; and " : "",
+				 r.crp_src[0] == 'a' ?
+				 "whatever writes /sys/fs/selinux/checkreqprot (a unit, a script, tmpfiles.d)" :
+				 "nothing for the knob itself: CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE does not exist on the new kernel");
+			r.file = crp_file;
+		}
+	}
 
 	if (summary) {
-		printf("today: %s; new kernel: %s; action: %s%s\n", r.today, r.target,
-		       r.action[0] ? "yes" : "no", r.freeze ? "; freeze" : "");
+		printf("today: %s; new kernel: %s; action: %s%s%s\n", r.today, r.target,
+		       r.action[0] ? "yes" : "no", r.freeze ? "; freeze" : "",
+		       r.crp_change ? "; checkreqprot 1 -> 0" : "");
 	} else if (json) {
 		printf("{\n");
 		print_json_field("today", r.today, 0);
@@ -1530,6 +1618,9 @@ int main(int argc, char **argv)
 		print_json_int("libselinux_enforcing", lib_enf);
 		printf("  \"freeze\": %s,\n", r.freeze ? "true" : "false");
 		printf("  \"latent_freeze\": %s,\n", r.latent ? "true" : "false");
+		print_json_int("checkreqprot_today", r.crp_today);
+		print_json_int("checkreqprot_target", r.crp_target);
+		print_json_field("checkreqprot_source", r.crp_today == 1 ? r.crp_src : "", 0);
 		printf("  \"notes\": [");
 		for (i = 0; i < r.nnotes; i++) {
 			printf("%s", i ? ", " : "");
@@ -1544,6 +1635,10 @@ int main(int argc, char **argv)
 		emit("On the new kernel:  %s\n  why: %s\n  judged from: %s\n", r.target, r.target_why,
 		     tgt.name);
 		emit("  target kernel: %s\n", kind_str(&tgt));
+		if (r.crp_today == 1 || r.crp_target == 1)
+			emit("checkreqprot:       %d today%s%s%s, %d on the new kernel\n", r.crp_today,
+			     r.crp_today == 1 ? " (" : "", r.crp_today == 1 ? r.crp_src : "",
+			     r.crp_today == 1 ? ")" : "", r.crp_target);
 		if (r.freeze)
 			emit("WARNING: enforcing=1 with %s: this machine will stop at boot\n"
 			     "  (systemd: \"Failed to load SELinux policy. Freezing execution.\")\n",
@@ -1563,6 +1658,7 @@ int main(int argc, char **argv)
 	free(osrel);
 	free(fs);
 	free(mounts);
+	free(crp);
 	return r.action[0] ? 1 : 0;
 }
 #endif /* MIGRATE_CHECK_NO_MAIN */

@@ -83,6 +83,21 @@ class Differential(unittest.TestCase):
         d = [x for x in matrix.differential(r, self.spec) if "stock" in x["name"]]
         self.assertTrue(d[0]["pass"])
 
+    def test_outcome_differs(self):
+        r = [self.cell("6.1-patched-accept", {}), self.cell("6.12", {}, outcome="freeze")]
+        d = [x for x in matrix.differential(r, self.spec) if "6.12" in x["name"]]
+        self.assertFalse(d[0]["pass"])
+        self.assertIn("outcome", d[0]["diff"][0])
+
+    def test_outcome_exception_is_scenario_bound(self):
+        # enforcing-disabled-switch lists its outcome for accept == 6.12: there it may differ,
+        # in any other scenario it may not.
+        for sname, passes in (("enforcing-disabled-switch", True), ("enforcing-disabled", False)):
+            r = [dict(self.cell("6.1-patched-accept", {}), scenario=sname),
+                 dict(self.cell("6.12", {}, outcome="freeze"), scenario=sname)]
+            d = [x for x in matrix.differential(r, self.spec) if "6.12" in x["name"]]
+            self.assertEqual(d[0]["pass"], passes, sname)
+
     def test_missing_observation_disagrees(self):
         r = [self.cell("6.1-patched-accept", {"write.one": "count", "hooks.writable": "none"}),
              self.cell("6.12", {"write.one": "count"})]

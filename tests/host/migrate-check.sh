@@ -428,6 +428,66 @@ tree lsm-list-wins "root=/dev/vda" "capability,selinux" reg n kernel 0 disabled 
 expect lsm-list-wins 1 "enabled, no policy" "enabled, no policy" "add lsm="
 expect_out lsm-list-wins-note lsm-list-wins "^Note: the config and command line predict that SELinux does not start" -
 
+# --- checkreqprot (issue 19): 1 today, always 0 from 6.4 and with the backport ----------
+STOCK_CFG=${LEGACY_CFG/CONFIG_SECURITY_SELINUX_DISABLE=y/# CONFIG_SECURITY_SELINUX_DISABLE is not set}
+CRP_CFG="$STOCK_CFG
+CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE=1"
+POLICY=system_u:system_r:kernel_t:s0
+# crptree NAME CMDLINE MODE(enforcing|permissive) NODE(0|1|-) CONFIG
+crptree() {
+	tree "$1" "$2" "capability,selinux" reg y "$POLICY" "$([ "$3" = enforcing ] && echo 1 || echo 0)" "$3" "$5"
+	if [ "$4" != - ]; then printf '%s' "$4" >"$work/$1/sys/fs/selinux/checkreqprot"; fi
+}
+# Enforcing, checkreqprot=1 on the command line: the new kernel checks what it applies.
+crptree crp-cmdline "root=/dev/vda checkreqprot=1" enforcing 1 "$STOCK_CFG"
+expect crp-cmdline 1 "enforcing" "enforcing" \
+	"checkreqprot is 1 today \(checkreqprot=1 on the kernel command line\).*fix the program or the policy, not the knob; then remove checkreqprot=1"
+expect_out crp-cmdline-line crp-cmdline "^checkreqprot: +1 today \(checkreqprot=1 on the kernel command line\), 0 on the new kernel" -
+run crp-cmdline --summary
+st=0
+[ "$out" = "today: enforcing; new kernel: enforcing; action: yes; checkreqprot 1 -> 0" ] || st=1
+result crp-summary "$st" "$out"
+run crp-cmdline --json
+st=0
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["checkreqprot_today"]==1 and d["checkreqprot_target"]==0 and "command line" in d["checkreqprot_source"]' "$out" 2>/dev/null || st=1
+result crp-json "$st" "$out"
+# The series' own build (the default reject) drops it too.
+label=patched expect crp-cmdline 1 "enforcing" "enforcing" "checkreqprot is 1 today" --target-config "$work/reject.config"
+# A 6.1 without the series keeps it: nothing changes.
+label=stock expect crp-cmdline 0 "enforcing" "enforcing" "To do: *nothing" --target-kernel 6.1
+expect_out crp-stock-line crp-cmdline "^checkreqprot: +1 today .*, 1 on the new kernel" - --target-kernel 6.1
+# From the kernel config: nothing to edit for the knob, the program or policy is the fix.
+crptree crp-config "root=/dev/vda" enforcing 1 "$CRP_CFG"
+expect crp-config 1 "enforcing" "enforcing" "checkreqprot is 1 today \(CONFIG_SECURITY_SELINUX_CHECKREQPROT_VALUE=1 in the running kernel's config\)"
+expect_out crp-config-where crp-config "^  where: nothing for the knob itself" "remove checkreqprot=1"
+# From a write to the node since boot: the config and the command line say 0.
+crptree crp-node "root=/dev/vda" enforcing 1 "$STOCK_CFG"
+expect crp-node 1 "enforcing" "enforcing" "checkreqprot is 1 today \(a write of 1 to /sys/fs/selinux/checkreqprot since boot"
+expect_out crp-node-where crp-node "^  where: whatever writes /sys/fs/selinux/checkreqprot" -
+# checkreqprot=0 on the command line beats the config; the node agrees: nothing to do.
+crptree crp-zero "root=/dev/vda checkreqprot=0" enforcing 0 "$CRP_CFG"
+expect crp-zero 0 "enforcing" "enforcing" "To do: *nothing"
+# The command line says 1, the node 0: someone wrote 0; the next boot sets 1 again.
+crptree crp-wrote-zero "root=/dev/vda checkreqprot=1" enforcing 0 "$STOCK_CFG"
+expect_out crp-wrote-zero crp-wrote-zero "^Note: the boot set checkreqprot to 1 .* reads 0: a write of 0 since boot" "^checkreqprot:"
+# Permissive: the denials are only logged; a note, no action.
+crptree crp-permissive "root=/dev/vda checkreqprot=1" permissive 1 "$STOCK_CFG"
+expect crp-permissive 0 "permissive" "permissive" "To do: *nothing"
+expect_out crp-permissive-note crp-permissive "^Note: checkreqprot is 1 today .*permissive only logs those denials" -
+# No policy loaded: nothing is checked, today or on the new kernel.
+tree crp-nopolicy "root=/dev/vda checkreqprot=1" "capability,selinux" reg n kernel 0 disabled "$STOCK_CFG"
+expect_out crp-nopolicy crp-nopolicy "^To do: *add selinux=0" "checkreqprot is 1|; checkreqprot"
+# After "--" the word is init's; the kernel keeps the config's 0 (no node: the model).
+crptree crp-dashes "root=/dev/vda -- checkreqprot=1" enforcing - "$STOCK_CFG"
+expect crp-dashes 0 "enforcing" "enforcing" "To do: *nothing"
+expect_out crp-dashes-note crp-dashes '^Note: after "--" .*checkreqprot=1' -
+# A kernel that already ignores it (the backport running): the word can go.
+crptree crp-running-patched "root=/dev/vda checkreqprot=1" permissive 0 "$PATCHED_CFG"
+expect_out crp-running-patched crp-running-patched "^Note: checkreqprot=1 on the command line does nothing on this kernel" "^checkreqprot:"
+# The node holds something that is neither 0 nor 1: refused.
+crptree crp-node-bad "root=/dev/vda" enforcing 2 "$STOCK_CFG"
+refused crp-node-bad crp-node-bad "sys/fs/selinux/checkreqprot: '2' is neither 0 nor 1"
+
 echo "1..$n"
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]
