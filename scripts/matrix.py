@@ -5,8 +5,8 @@ Every cell (kernel x arch x scenario) is one fresh boot through qemu-run.sh with
 in-guest probe; its observations are compared with matrix.yaml's expectations, pairs of
 kernels listed under "agree" are compared with each other, and the run is written to
 results/<run>/: per cell console.log, probe.ktap, result.json and repro.sh, and for the
-run summary.txt, results.ktap and junit.xml. Exit 1 on any unexpected result, 2 on bad
-input (one line naming the problem).
+run summary.txt, results.ktap, junit.xml and run.json (builds, jobs, agree checks). Exit 1
+on any unexpected result, 2 on bad input (one line naming the problem).
 """
 import argparse
 import datetime
@@ -58,35 +58,77 @@ def last_line(cmd, logfile):
     return p.stdout.strip().splitlines()[-1]
 
 
+def compiler_of(outdir):
+    """The compiler a kernel was built with, as its .config records it (None if unknown)."""
+    try:
+        with open(os.path.join(outdir, ".config")) as f:
+            for line in f:
+                if line.startswith("CONFIG_CC_VERSION_TEXT="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return None
+
+
 class Prep:
     """Builds what cells need, once per run: kernels, guest images, probes.
 
-    One build at a time (a kernel build already uses every core): the lock makes a
-    second boot worker wait for a kernel the first one is building, while cells whose
-    kernel is ready go on booting.
+    One build at a time (a kernel build already uses every core), but a worker whose
+    input is ready never waits behind another's build: each input has its own lock, and
+    only running a build step takes the build lock. Every step is recorded (jobs) for
+    the run's timeline and the kernel builds (builds) for the results' consumers.
     """
 
     def __init__(self, logfile):
         self.logfile = logfile
         self.done = {}
         self.lock = threading.Lock()
+        self.build_lock = threading.Lock()
+        self.key_locks = {}
+        self.jobs = []
+        self.builds = []
 
     def get(self, key, cmd):
         with self.lock:
+            key_lock = self.key_locks.setdefault(key, threading.Lock())
+        with key_lock:
             if key not in self.done:
-                try:
-                    self.done[key] = ("ok", last_line(cmd, self.logfile))
-                except RuntimeError as e:
-                    self.done[key] = ("error", str(e))
+                with self.build_lock:
+                    start = time.time()
+                    try:
+                        self.done[key] = ("ok", last_line(cmd, self.logfile))
+                    except RuntimeError as e:
+                        self.done[key] = ("error", str(e))
+                    self.jobs.append({"name": " ".join(key), "kind": key[0], "start": round(start, 3),
+                                      "seconds": round(time.time() - start, 1),
+                                      "status": self.done[key][0]})
         status, value = self.done[key]
         if status != "ok":
             raise RuntimeError(value)
         return value
 
     def kernel(self, arch, tree, config):
-        out = self.get(("kernel", arch, tree, config),
-                       [os.path.join(ROOT, "scripts", "kernel.sh"), arch, tree, config])
+        key = ("kernel", arch, tree, config)
+        try:
+            out = self.get(key, [os.path.join(ROOT, "scripts", "kernel.sh"), arch, tree, config])
+        except RuntimeError:
+            self.record_build(key, None)
+            raise
+        self.record_build(key, out)
         return os.path.join(out, arch_facts(arch)["KIMAGE"])
+
+    def record_build(self, key, out):
+        with self.lock:
+            if any(b["key"] == key for b in self.builds):
+                return
+            job = next(j for j in self.jobs if j["name"] == " ".join(key))
+            _, arch, tree, config = key
+            self.builds.append({
+                "key": key, "arch": arch, "tree": tree, "config": config,
+                "status": "ok" if out else "fail", "start": job["start"], "seconds": job["seconds"],
+                "image": os.path.join(out, arch_facts(arch)["KIMAGE"]) if out else None,
+                "config_file": os.path.join(out, ".config") if out else None,
+                "compiler": compiler_of(out) if out else None})
 
     def rootfs(self, arch):
         return self.get(("rootfs", arch), [os.path.join(ROOT, "rootfs", "build.sh"), arch])
@@ -136,6 +178,7 @@ def run_cell(cell, spec, prep, rundir, args):
     os.makedirs(cdir, exist_ok=True)
     res = {"kernel": kname, "arch": arch, "scenario": sname, "checks": [], "outcome": None}
     start = time.time()
+    res["start"] = round(start, 3)
     try:
         image = prep.kernel(arch, kernel["tree"], kernel["config"])
         rootfs = prep.rootfs(arch)
@@ -168,7 +211,10 @@ def run_cell(cell, spec, prep, rundir, args):
         f.write("#!/bin/sh\n# Re-run this cell alone:\n#   make matrix ONLY=kernel=%s,arch=%s,scenario=%s\n"
                 "# or boot it by hand (after make kernel/rootfs):\n%s\n"
                 % (kname, arch, sname, " ".join(shlex.quote(c) for c in cmd)))
+    boot_start = time.time()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    res["boot_start"] = round(boot_start, 3)
+    res["boot_seconds"] = round(time.time() - boot_start, 1)
     console = open(os.path.join(cdir, "console.log"), errors="replace").read()
     res["outcome"] = outcome_of(p.returncode, console)
     res["harness"] = p.stderr.strip()
@@ -289,6 +335,25 @@ def write_reports(rundir, results, diffs):
                                 xml_declaration=True)
 
 
+def write_run_json(rundir, set_name, start, results, diffs, prep):
+    """run.json: what the run was (set, time, builds, the agree checks) and a job per build
+    step and per boot, for the report page, KCIDB and the timeline. Written last, atomically."""
+    jobs = list(prep.jobs)
+    for r in results:
+        if "boot_start" in r:
+            jobs.append({"name": f"{r['arch']} {r['kernel']} {r['scenario']}", "kind": "boot",
+                         "start": r["boot_start"], "seconds": r["boot_seconds"],
+                         "status": "ok" if all(c["pass"] for c in r["checks"]) else "unexpected"})
+    jobs.sort(key=lambda j: j["start"])
+    doc = {"set": set_name, "started": round(start, 3), "seconds": round(time.time() - start, 1),
+           "agree": diffs, "builds": [{k: v for k, v in b.items() if k != "key"} for b in prep.builds],
+           "jobs": jobs}
+    tmp = os.path.join(rundir, ".run.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, os.path.join(rundir, "run.json"))
+
+
 class ArgParser(argparse.ArgumentParser):
     """Bad arguments: one line and exit 2, like bad input in matrix.yaml."""
 
@@ -327,6 +392,8 @@ def main():
     ap.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), default=None,
                     help="guests booted at once (default: JOBS, else the number of cores)")
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
+    ap.add_argument("--list-builds", action="store_true",
+                    help="list the kernels the selected cells boot (ARCH TREE CONFIG), once each, and stop")
     args = ap.parse_args()
     if args.jobs is None:
         env = os.environ.get("JOBS") or ""
@@ -347,10 +414,14 @@ def main():
     if not cells:
         print(f"matrix: error: no cell matches set '{args.set}' and ONLY='{args.only}'", file=sys.stderr)
         return 2
-    if args.list:
+    if args.list or args.list_builds:
+        lines = [" ".join(c) for c in cells]
+        if args.list_builds:
+            kernels = [(a, spec.kernels[k]["tree"], spec.kernels[k]["config"]) for k, a, _ in cells]
+            lines = [" ".join(b) for b in dict.fromkeys(kernels)]
         try:
-            for c in cells:
-                print(" ".join(c))
+            for line in lines:
+                print(line)
             sys.stdout.flush()
         except BrokenPipeError:
             # The reader had enough (--list | head -1): not an error. Python would complain
@@ -386,6 +457,7 @@ def main():
     for d in diffs:
         log(f"agree {d['name']}: " + ("same" if d["pass"] else "DIFFERENT: " + "; ".join(d["diff"][:4])))
     write_reports(rundir, results, diffs)
+    write_run_json(rundir, args.set, start, results, diffs, prep)
     nchecks = sum(len(r["checks"]) for r in results) + len(diffs)
     nbad = sum(not c["pass"] for r in results for c in r["checks"]) + sum(not d["pass"] for d in diffs)
     badcells = sum(not all(c["pass"] for c in r["checks"]) for r in results)

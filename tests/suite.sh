@@ -18,19 +18,22 @@ kbuild() {
 # Started by tests/slow/conftest.py in the background, niced, when a test matching BACKGROUND_FOR is
 # selected; it fills what the tests leave of the two cores (a kernel link runs on one, a
 # boot test on one, debootstrap mostly waits on the network). First the guest images, then
-# the two kernels only the matrix test set needs (stock 6.1 and 6.12 on x86_64, as
-# matrix.yaml names them). A test that needs one of them waits on its lock.
+# the kernels, of every arch and kernel in matrix.yaml's test set, in its order (the
+# matrix names them; this list does not). A test that needs one of them waits on its lock.
 # shellcheck disable=SC2034 # read by tests/slow/conftest.py
 BACKGROUND_FOR='^(boot_|harness_|matrix_test_set)'
 # shellcheck disable=SC2034 # read by tests/slow/conftest.py
-BACKGROUND_WHAT="the x86_64 and arm64 guest images, the stock 6.1 and 6.12 x86_64 kernels"
+BACKGROUND_WHAT="the guest images and kernels of matrix.yaml's test set"
 background() {
-	for a in x86_64 arm64; do
+	local builds a t c
+	builds=$(/usr/bin/python3 "$S/matrix.py" --set test --list-builds)
+	while read -r a; do
 		"$ROOT/rootfs/build.sh" "$a"
-	done
+	done < <(awk '!seen[$1]++ { print $1 }' <<<"$builds")
 	renice -n 19 -p "$BASHPID" >/dev/null
-	kbuild x86_64 6.1 selinux
-	kbuild x86_64 6.12 selinux
+	while read -r a t c; do
+		kbuild "$a" "$t" "$c"
+	done <<<"$builds"
 }
 
 # --- the repo's own scripts ------------------------------------------------------------

@@ -105,5 +105,24 @@ class Differential(unittest.TestCase):
         self.assertFalse(d[0]["pass"])
 
 
+class ListBuilds(unittest.TestCase):
+    """--list-builds names each kernel the set boots once (the slow tier's background
+    builds read it), and nothing the set does not boot."""
+
+    def test_each_kernel_of_the_set_once(self):
+        import subprocess
+        run = lambda *a: subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "matrix.py"), *a],
+                                        capture_output=True, text=True, check=True).stdout.split("\n")
+        cells = [c.split() for c in run("--set", "test", "--list") if c]
+        builds = [b for b in run("--set", "test", "--list-builds") if b]
+        self.assertEqual(len(builds), len(set(builds)))
+        spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+        want = {f"{a} {spec.kernels[k]['tree']} {spec.kernels[k]['config']}" for k, a, _ in cells}
+        self.assertEqual(set(builds), want)
+        # a slice boots fewer kernels: the list follows the selection
+        one = [b for b in run("--set", "test", "--only", "kernel=6.12", "--list-builds") if b]
+        self.assertEqual(one, ["x86_64 6.12 selinux"])
+
+
 if __name__ == "__main__":
     unittest.main()
