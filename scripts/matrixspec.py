@@ -288,6 +288,7 @@ class Spec:
                              + ", ".join(shown[:12]) + (", ..." if len(shown) > 12 else "") + ")")
             if "outcome" in s:
                 self.check_value(s, "outcome", s["outcome"])
+            self.check_unobservable(name, s)
         for i, pair in enumerate(self.agree):
             ks = pair["kernels"]
             if any(x not in self.kernels for x in ks) or ks[0] == ks[1]:
@@ -329,6 +330,24 @@ class Spec:
                 produced[key] = i + 1
         return produced
 
+    def check_unobservable(self, sname, s):
+        """A kernel whose expected outcome is not ok never runs the probe: an expectation
+        that applies to it could never be checked, so it is refused, not skipped. The
+        scenario says so with kernel: null in that observation's mapping."""
+        for kname, k in self.kernels.items():
+            if "scenarios" in k and sname not in k["scenarios"]:
+                continue
+            if "kernels" in s and kname not in s["kernels"]:
+                continue
+            outcome = expected(s.get("outcome", "ok"), kname)
+            if outcome == "ok":
+                continue
+            exp = s.get("expect", {})
+            for key, v in exp.items():
+                if expected(v, kname) is not None:
+                    self.err(exp, key, f"applies to {kname}, whose outcome is {outcome}: its probe never "
+                             f"runs, so the value could never be checked ({kname}: null says so)")
+
     def check_value(self, node, key, v):
         """An expected value (or an outcome): a string for all kernels or a mapping kernel ->
         string with an optional default; numbers become their digits."""
@@ -336,7 +355,8 @@ class Spec:
             for k2, v2 in v.items():
                 if k2 != "default" and k2 not in self.kernels:
                     self.err(v, k2, f"not a kernel of this matrix (kernels: {', '.join(self.kernels)})")
-                v[k2] = str(v2)
+                # null: no expectation for that kernel (its probe never runs, e.g. a freeze)
+                v[k2] = None if v2 is None else str(v2)
         else:
             node[key] = str(v)
 

@@ -200,6 +200,24 @@ def test_expect_key_no_step_reports(tmp_path, key):
     assert "no step" in msg
 
 
+# --- a kernel that freezes runs no probe: its expectations are refused, not skipped ----------
+def test_expectation_on_a_freezing_kernel_refused(tmp_path):
+    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
+    msg = refused(tmp_path, text, "boot.lsm", 13)
+    assert "k2, whose outcome is freeze" in msg
+
+
+def test_null_says_no_expectation(tmp_path):
+    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
+    text = text.replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
+    text = text.replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
+    text = text.replace("klog.x: 0", "klog.x: {default: 0, k2: null}")
+    spec = load(tmp_path, text)
+    exp = spec.scenarios["s"]["expect"]
+    assert matrixspec.expected(exp["boot.lsm"], "k2") is None
+    assert matrixspec.expected(exp["boot.lsm"], "k1") == "capability"
+
+
 @pytest.mark.parametrize("step,key", [
     ("state", "state.enforce"), ("mount", "mount"), ("concurrent", "concurrent.c.load"),
     ("concurrent:r", "concurrent.r.writes"), ("hooks:@PTDUMP@", "hooks.selinux_hooks"),
