@@ -19,33 +19,18 @@ import time
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from qemuopts import qemu_opts  # noqa: F401  (the tests read the recorded argv with it)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 QEMU_RUN = os.path.join(ROOT, "qemu-run.sh")
 
 FAKE_QEMU = r'''#!/usr/bin/python3
 import json, os, signal, subprocess, sys, time
 
 
-def opts(s):
-    """qemu's option syntax: comma separated, ",," is a literal comma."""
-    out, cur, i = [], "", 0
-    while i < len(s):
-        if s[i] == ",":
-            if s[i + 1:i + 2] == ",":
-                cur += ","
-                i += 2
-                continue
-            out.append(cur)
-            cur = ""
-        else:
-            cur += s[i]
-        i += 1
-    out.append(cur)
-    d = {}
-    for o in out:
-        k, _, v = o.partition("=")
-        d[k] = v
-    return d
+sys.path.insert(0, @HERE@)
+from qemuopts import qemu_opts as opts  # noqa: E402
 
 
 args = sys.argv[1:]
@@ -82,29 +67,7 @@ if mode == "result":
                 with open(o["path"], "w") as f:
                     f.write("payload output\nHARNESS-EXIT %s\n" % os.environ.get("FAKE_QEMU_EXIT", "0"))
 sys.exit(0)
-'''
-
-
-def qemu_opts(s):
-    """qemu's option syntax: comma separated key=value, ",," a literal comma."""
-    out, cur, i = [], "", 0
-    while i < len(s):
-        if s[i] == ",":
-            if s[i + 1:i + 2] == ",":
-                cur += ","
-                i += 2
-                continue
-            out.append(cur)
-            cur = ""
-        else:
-            cur += s[i]
-        i += 1
-    out.append(cur)
-    d = {}
-    for o in out:
-        k, _, v = o.partition("=")
-        d[k] = v
-    return d
+'''.replace("@HERE@", repr(HERE))
 
 
 class QemuRun:
