@@ -243,7 +243,9 @@ def differential(results, spec):
             if k != a or (b, arch, sname) not in by:
                 continue
             rb = by[(b, arch, sname)]
-            keys = sorted(set(ra.get("observed", {})) | set(rb.get("observed", {})))
+            # A cell that did not reach ok ran no probe: only the outcomes compare.
+            both_ran = ra["outcome"] == rb["outcome"] == "ok"
+            keys = sorted(set(ra.get("observed", {})) | set(rb.get("observed", {}))) if both_ran else []
             diff = []
             exc = pair.get("except", {})
             if ra["outcome"] != rb["outcome"] and "outcome" not in exc and f"{sname}/outcome" not in exc:
