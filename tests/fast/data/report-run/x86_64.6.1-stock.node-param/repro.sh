@@ -1,0 +1,5 @@
+#!/bin/sh
+# Re-run this cell alone:
+#   make matrix ONLY=kernel=6.1-stock,arch=x86_64,scenario=node-param
+# or boot it by hand (after make kernel/rootfs):
+/work/main/qemu-run.sh --arch x86_64 --kernel /work/main/build/kernel/6.1-x86_64-selinux/arch/x86/boot/bzImage --rootfs /root/.cache/selinux-backport/rootfs/bookworm-x86_64-61f39b12c8bc888b-tools-1b13c18183fa.ext4 --script /work/main/results/verify1/x86_64.6.1-stock.node-param/payload.sh --files /work/main/build/guest/x86_64 --timeout 300 --log /work/main/results/verify1/x86_64.6.1-stock.node-param/console.log --out /work/main/results/verify1/x86_64.6.1-stock.node-param/probe.ktap --append selinux_retired_disable=accept --selinux-mode permissive
