@@ -447,8 +447,9 @@ class Export:
 
     def agree_test(self, a):
         m = re.fullmatch(r"(\S+) == (\S+) on (\S+) (\S+)", str(a.get("name", "")))
-        if not m or not isinstance(a.get("pass"), bool):
-            raise ExportError(f"agree check {a.get('name')!r}: not 'A == B on ARCH SCENARIO' with a pass flag")
+        if not m or not isinstance(a.get("pass"), bool) or not isinstance(a.get("diff", []), list):
+            raise ExportError(f"agree check {a.get('name')!r}: not 'A == B on ARCH SCENARIO' with a pass flag "
+                              "and a list of differences")
         first, ref, arch, scenario = m.groups()
         cells = [self.cells.get(f"{arch}.{k}.{scenario}") for k in (first, ref)]
         if None in cells:
@@ -603,7 +604,8 @@ def main(argv=None):
     out = args.out or os.path.join(args.rundir, "kcidb.json")
     try:
         if not os.path.isdir(args.rundir):
-            raise ExportError(f"{args.rundir}: " + ("not a folder" if os.path.exists(args.rundir) else "no such folder"))
+            what = "not a folder" if os.path.exists(args.rundir) else "no such folder"
+            raise ExportError(f"{args.rundir}: {what}")
         doc = Export(args.rundir, args.origin, load_spec(args.matrix)).document()
         bad = problems(doc)
         if bad:

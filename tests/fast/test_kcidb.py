@@ -112,10 +112,12 @@ def test_objects_link_up(run):
         ("x86_64", "selinux", "PASS", 11)  # build.log: "x86_64 6.1-patched selinux: built in 11s"
     assert patched["checkout_id"].endswith("/checkout/6.1-patched")
     one = next(t for t in doc["tests"] if t["id"].endswith(PATCHED + "/write.one"))
-    assert (one["path"], one["build_id"], one["misc"]["got"]) == ("selinux.cfg-disabled.write.one", patched["id"], "EINVAL")
+    assert (one["path"], one["build_id"], one["misc"]["got"]) == \
+        ("selinux.cfg-disabled.write.one", patched["id"], "EINVAL")
     assert one["environment"]["misc"] == {"arch": "x86_64", "kernel": "6.1-patched"}
     agree = [t for t in doc["tests"] if ".agree." in t["path"]]
-    assert sorted(t["path"] for t in agree) == ["selinux.cfg-disabled.agree.6_1-stock", "selinux.cfg-disabled.agree.6_12"]
+    assert sorted(t["path"] for t in agree) == \
+        ["selinux.cfg-disabled.agree.6_1-stock", "selinux.cfg-disabled.agree.6_12"]
     # On the build held to the reference; the reference's build named beside it.
     stock = next(t for t in agree if t["path"].endswith("6_1-stock"))
     assert stock["build_id"] == patched["id"] and stock["misc"]["reference_build_id"].endswith("/x86_64/6.1/selinux")
@@ -206,7 +208,8 @@ def test_an_unexpected_timeout_is_error_not_fail(run):
     ("freeze", "freeze", "PASS"), ("ok", "ok", "PASS"),
 ])
 def test_outcome_status(expected, got, status):
-    assert kcidb.outcome_status({"name": "outcome", "expected": expected, "got": got, "pass": expected == got}) == status
+    check = {"name": "outcome", "expected": expected, "got": got, "pass": expected == got}
+    assert kcidb.outcome_status(check) == status
 
 
 def test_an_expected_freeze_stays_a_verdict(run):
@@ -216,6 +219,26 @@ def test_an_expected_freeze_stays_a_verdict(run):
     [t] = cell_tests_in(exported(run), cell.name)
     assert (t["status"], t["duration"], t["build_id"].endswith("/x86_64/6.12/selinux")) == ("PASS", 20.9, True)
     assert "Freezing execution" in t["misc"]["harness"]
+
+
+def test_excerpt_is_bounded_and_clean(run):
+    # A console of long lines with NULs and carriage returns, as a wedged guest leaves it.
+    (run / PATCHED / "console.log").write_bytes(b"".join(b"line %d \0 " % i + b"x" * 900 + b"\r\n" for i in range(200)))
+    edit_result(run, PATCHED, timed_out)
+    doc = exported(run)
+    [t] = cell_tests_in(doc, PATCHED)
+    ex = t["log_excerpt"]
+    assert 0 < len(ex) <= kcidb.EXCERPT_MAX and "\0" not in ex and "\r" not in ex
+    assert ex.startswith("line ") and ex.endswith("x" * 900)  # whole lines, the last one last
+    strict_validator().validate(doc)
+
+
+def test_an_export_that_breaks_the_schema_is_not_written(run, monkeypatch):
+    monkeypatch.setattr(kcidb, "node", lambda name: name + "..")  # paths the schema refuses
+    p = export(run)
+    assert p.returncode == 1 and p.stdout == "" and len(p.stderr.splitlines()) == 1
+    assert "breaks harness/schema/kcidb-v5.3.json" in p.stderr and "/path" in p.stderr
+    assert [n for n in os.listdir(run) if "kcidb" in n] == []
 
 
 def test_wrong_values_fail_and_unobserved_ones_are_errors(run):
@@ -269,9 +292,11 @@ def test_run_json_gives_builds_and_agree_checks(run):
     strict_validator().validate(doc)
     b = {x["misc"]["kernels"][0]: x for x in doc["builds"]}
     p = b["6.1-patched"]
-    assert (p["compiler"], p["duration"], p["start_time"]) == (builds[0]["compiler"], 612.5, "2025-12-05T18:06:14.000+00:00")
+    assert (p["compiler"], p["duration"], p["start_time"]) == \
+        (builds[0]["compiler"], 612.5, "2025-12-05T18:06:14.000+00:00")
     assert p["config_url"] == "file:build/kernel/6.1-patched-x86_64-selinux/.config"
-    assert p["output_files"] == [{"name": "bzImage", "url": "file:build/kernel/6.1-patched-x86_64-selinux/arch/x86/boot/bzImage"}]
+    assert p["output_files"] == [{"name": "bzImage",
+                                  "url": "file:build/kernel/6.1-patched-x86_64-selinux/arch/x86/boot/bzImage"}]
     assert b["6.12"]["status"] == "FAIL" and "compiler" not in b["6.12"]
     [a] = [t for t in doc["tests"] if ".agree." in t["path"]]
     assert (a["status"], a["log_excerpt"], a["misc"]["compared"]) == ("FAIL", "write.one: 'EINVAL' != 'count'", 25)
@@ -343,6 +368,8 @@ BAD = {
     "unknown kernel": (_rename_kernel, r"kernel '6.1-nosuch' is not in"),
     "seconds as text": (_edit(lambda r: r.update(seconds="40")), r"'seconds' is not a number"),
     "bad run.json": (lambda run: (run / "run.json").write_text('{"builds": 3}'), r"run.json: 'builds' is not"),
+    "bad agree": (lambda run: (run / "run.json").write_text('{"agree": [{"name": "x", "pass": true}]}'),
+                  r"agree check 'x': not 'A == B on ARCH SCENARIO'"),
     "bad junit.xml": (lambda run: (run / "junit.xml").write_text("<testsuites>"), r"junit.xml: not valid XML"),
     "no cells": (_nothing, r"not a results folder"),
 }
