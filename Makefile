@@ -50,13 +50,18 @@ series-check: ## bisectability: every prefix of the series builds x86_64 selinux
 matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=debian; JOBS=n guests)
 	@scripts/matrix.sh $(if $(SET),--set "$(SET)") $(if $(ONLY),--only "$(ONLY)") $(if $(JOBS),--jobs "$(JOBS)")
 
+# What the suite itself needs (the builds and boots install theirs as they go): pytest, the
+# matrix reader, the KCIDB schema check (rfc3987 for its URI format) and the report
+# page's rendering check (chromium).
+TEST_PKGS = python3-pytest python3-yaml python3-jsonschema python3-rfc3987 qemu-utils e2fsprogs chromium
+
 test: ## both tiers of the suite (fast, then builds and boots); ends with pytest's summary line
-	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema qemu-utils e2fsprogs
+	@scripts/need.sh $(TEST_PKGS)
 	@mkdir -p results/test
 	@cd tests && /usr/bin/python3 -m pytest -v --junitxml=../results/test/junit.xml fast slow $(if $(TESTS),-k "$(TESTS)")
 
 check: ## the fast tier only: no kernel build, no boot
-	@scripts/need.sh python3-pytest python3-yaml python3-jsonschema qemu-utils e2fsprogs
+	@scripts/need.sh $(TEST_PKGS)
 	@cd tests && /usr/bin/python3 -m pytest -q fast
 
 bench: ## measure build, boot and test times; prints a table

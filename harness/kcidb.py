@@ -73,10 +73,7 @@ class ExportError(Exception):
 
 def load_spec(path):
     """matrix.yaml through the project's one reader (the only import of matrixspec here)."""
-    scripts = os.path.join(ROOT, "scripts")
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    import matrixspec
+    from harness import matrixspec
     try:
         return matrixspec.load(path, ROOT)
     except matrixspec.MatrixError as e:

@@ -26,7 +26,7 @@ BACKGROUND_FOR='^(boot_|harness_|matrix_test_set)'
 BACKGROUND_WHAT="the guest images and kernels of matrix.yaml's test set"
 background() {
 	local builds a t c
-	builds=$(/usr/bin/python3 "$S/matrix.py" --set test --list-builds)
+	builds=$("$S/matrix.sh" --set test --list-builds)
 	while read -r a; do
 		"$ROOT/rootfs/build.sh" "$a"
 	done < <(awk '!seen[$1]++ { print $1 }' <<<"$builds")
@@ -409,7 +409,7 @@ t_matrix_bad_input() {
 	for f in "badtree|2: tree" "badstep|5: steps" "notyaml|2: not valid YAML" "badexpect|7: nokernel"; do
 		name=${f%%|*} want=${f#*|}
 		rc=0
-		err=$(/usr/bin/python3 "$S/matrix.py" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
+		err=$("$S/matrix.sh" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
 		echo "$name: rc=$rc: $err"
 		if [ "$rc" -ne 2 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "$name.yaml:$want" ||
 			echo "$err" | grep -q Traceback; then
@@ -418,7 +418,7 @@ t_matrix_bad_input() {
 		fi
 	done
 	rc=0
-	err=$(/usr/bin/python3 "$S/matrix.py" --only arch=sparc --list 2>&1) || rc=$?
+	err=$("$S/matrix.sh" --only arch=sparc --list 2>&1) || rc=$?
 	echo "$err"
 	if [ "$rc" -ne 2 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
 		fails=$((fails + 1))

@@ -7,9 +7,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import matrix  # noqa: E402
-import matrixspec  # noqa: E402
+sys.path.insert(0, ROOT)
+from harness import matrix  # noqa: E402
+from harness import matrixspec  # noqa: E402
 
 
 def fixture(name):
@@ -111,7 +111,7 @@ class ListBuilds(unittest.TestCase):
 
     def test_each_kernel_of_the_set_once(self):
         import subprocess
-        run = lambda *a: subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "matrix.py"), *a],
+        run = lambda *a: subprocess.run(["/usr/bin/python3", "-m", "harness.matrix", *a], cwd=ROOT,
                                         capture_output=True, text=True, check=True).stdout.split("\n")
         cells = [c.split() for c in run("--set", "test", "--list") if c]
         builds = [b for b in run("--set", "test", "--list-builds") if b]

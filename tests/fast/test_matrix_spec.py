@@ -1,5 +1,5 @@
-"""matrix.yaml's reader (scripts/matrixspec.py, schema scripts/matrix.schema.json) and the
-runner's arguments (scripts/matrix.py) against careless or hostile input: every error is
+"""matrix.yaml's reader (harness/matrixspec.py, schema harness/schema/matrix.schema.json) and the
+runner's arguments (harness/matrix.py) against careless or hostile input: every error is
 one line naming the file, the line and the key, exit 2, never a traceback; nothing is
 accepted that crashes later or means something else than what was written."""
 import os
@@ -11,11 +11,13 @@ import pytest
 
 from fakeqemu import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import matrixspec  # noqa: E402
-
-MATRIX_PY = os.path.join(ROOT, "scripts", "matrix.py")
 PY = "/usr/bin/python3"
+
+sys.path.insert(0, ROOT)
+from harness import matrixspec  # noqa: E402
+
+MATRIX = [PY, "-m", "harness.matrix"]  # run from any folder: PYTHONPATH names the package
+MATRIX_ENV = dict(os.environ, PYTHONPATH=ROOT)
 
 # A small valid matrix; the cases below change one thing in it.
 BASE = """\
@@ -75,7 +77,8 @@ def test_real_matrix_loads_and_lists():
     for s in spec.sets:
         cells = spec.cells(s, "")
         assert cells and len(cells) == len(set(cells)), s
-    r = subprocess.run([PY, MATRIX_PY, "--list", "--set", "test"], capture_output=True, text=True, timeout=30)
+    r = subprocess.run(MATRIX + ["--list", "--set", "test"], capture_output=True, text=True, timeout=30,
+                       env=MATRIX_ENV)
     assert r.returncode == 0, r.stderr
     assert [tuple(x.split()) for x in r.stdout.splitlines()] == spec.cells("test", "")
 
@@ -253,8 +256,8 @@ def test_suite_messages(tmp_path, name, text, want):
 
 # --- the runner's arguments ----------------------------------------------------------------
 def cli(args, env=None, **kw):
-    return subprocess.run([PY, MATRIX_PY] + args, capture_output=True, text=True, timeout=30,
-                          env=dict(os.environ, **(env or {})), **kw)
+    return subprocess.run(MATRIX + args, capture_output=True, text=True, timeout=30,
+                          env=dict(MATRIX_ENV, **(env or {})), **kw)
 
 
 @pytest.mark.parametrize("args,env,want", [
@@ -287,7 +290,8 @@ def test_list_into_a_closed_pipe():
     rfd, wfd = os.pipe()
     os.close(rfd)
     try:
-        r = subprocess.run([PY, MATRIX_PY, "--list"], stdout=wfd, stderr=subprocess.PIPE, text=True, timeout=30)
+        r = subprocess.run(MATRIX + ["--list"], stdout=wfd, stderr=subprocess.PIPE, text=True, timeout=30,
+                           env=MATRIX_ENV)
     finally:
         os.close(wfd)
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr

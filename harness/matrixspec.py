@@ -25,14 +25,13 @@ except ImportError:  # a python3 that is not Debian's (a pyenv shim first on PAT
     except ImportError:
         jsonschema = None
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness import arch as harness_arch  # noqa: E402  (the arch model, configs/arch/*.yaml)
 
 TREES = ("6.1", "6.1-patched", "6.12")
 FILTER_KEYS = ("kernel", "arch", "scenario", "config", "tree")
 OUTCOMES = ("ok", "freeze")
 MODES = ("disabled", "permissive", "enforcing")
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "matrix.schema.json")
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schema", "matrix.schema.json")
 
 # What each probe verb reports (tests/guest/probe.c, its "# obs: NAME=VALUE" lines), from
 # the step's arguments (VERB:ARGS, split as the probe splits them): an expected key must

@@ -21,10 +21,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import matrixspec  # noqa: E402  (the matrix.yaml reader and validator)
-from matrixspec import harness_arch  # noqa: E402  (the arch model)
+from harness import ROOT
+from harness import matrixspec  # the matrix.yaml reader and validator
+from harness import arch as harness_arch  # the arch model
 
 
 def log(msg):
