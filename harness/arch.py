@@ -4,7 +4,7 @@ A file holds the build facts (kernel ARCH, cross compiler and its Debian package
 image path), make arch-check's starting point (defconfig, the full image, extra options),
 and, for an arch that boots, the QEMU facts (binary and package, machine, CPU, extra
 options, console, virtio transport, qemu-user binary for debootstrap, the page-table
-dump). Shell scripts read the same facts through `python3 -m harness.arch shell NAME`,
+dump, the boot and payload timeouts). Shell scripts read the same facts through `python3 -m harness.arch shell NAME`,
 so there is one parser. Adding a booted arch is its data file, its lean config fragment
 (configs/arch/<name>.config) and a matrix line.
 
@@ -52,7 +52,8 @@ def _field(data, path, kind, name, default=None):
     if kind is str and cur is None:
         cur = ""
     if not isinstance(cur, kind):
-        raise ArchError(f"configs/arch/{name}.yaml: {path} must be a {kind.__name__}")
+        what = {int: "whole number", str: "string", list: "list"}.get(kind, kind.__name__)
+        raise ArchError(f"configs/arch/{name}.yaml: {path} must be a {what}")
     return cur
 
 
@@ -70,6 +71,13 @@ class Boot:
             raise ArchError(f"configs/arch/{name}.yaml: boot.virtio must be one of {', '.join(VIRTIO)}")
         self.qemu_user = f("boot.qemu_user", str, "")
         self.ptdump = f("boot.ptdump", str, "")
+        # Seconds under TCG: from qemu's start to the payload's (systemd starting the
+        # harness service), and for the payload itself. Past them a boot is lab trouble.
+        self.boot_timeout = f("boot.timeouts.boot", int)
+        self.payload_timeout = f("boot.timeouts.payload", int)
+        for what, v in (("boot", self.boot_timeout), ("payload", self.payload_timeout)):
+            if not 1 <= v <= 43200:
+                raise ArchError(f"configs/arch/{name}.yaml: boot.timeouts.{what} must be 1 to 43200 seconds")
 
 
 class Arch:
@@ -98,7 +106,8 @@ class Arch:
         if b:
             v.update({"QEMU": b.qemu, "QEMU_PKG": b.qemu_pkg, "QEMU_MACHINE": b.machine,
                       "QEMU_CPU": b.cpu, "QEMU_EXTRA": " ".join(b.extra), "CONSOLE": b.console,
-                      "VIRTIO": b.virtio, "QEMU_USER": b.qemu_user, "PTDUMP": b.ptdump})
+                      "VIRTIO": b.virtio, "QEMU_USER": b.qemu_user, "PTDUMP": b.ptdump,
+                      "BOOT_TIMEOUT": str(b.boot_timeout), "PAYLOAD_TIMEOUT": str(b.payload_timeout)})
         return "".join(f"{k}={shlex.quote(val)}\n" for k, val in v.items())
 
 

@@ -66,3 +66,26 @@ def test_qemu_run_refuses_an_arch_without_boot_facts():
     assert p.stderr.splitlines() == [
         "qemu-run.sh: error: arch 'riscv64' has no boot facts in configs/arch/riscv64.yaml "
         "(it is built by make arch-check only)"]
+
+
+@pytest.mark.parametrize("timeouts,want", [
+    ("", r"missing boot.timeouts.boot"),
+    ("  timeouts: {boot: 0, payload: 60}\n", r"boot.timeouts.boot must be 1 to 43200"),
+    ("  timeouts: {boot: 60, payload: soon}\n", r"boot.timeouts.payload must be a whole number"),
+])
+def test_boot_timeouts_are_required_and_bounded(tmp_path, monkeypatch, timeouts, want):
+    # A booted arch says how long its boot and payload may take: the runner tells lab
+    # trouble (a stage past its time) from a kernel's verdict by them.
+    text = open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")).read()
+    head, _, rest = text.partition("  timeouts:\n")
+    rest = rest.split("\n", 2)[2]
+    (tmp_path / "t.yaml").write_text(head + timeouts + rest)
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    with pytest.raises(arch.ArchError, match=want):
+        arch.load("t")
+
+
+def test_boot_timeouts_reach_the_shell():
+    a = arch.load("x86_64")
+    assert f"BOOT_TIMEOUT={a.boot.boot_timeout}\n" in a.shell()
+    assert f"PAYLOAD_TIMEOUT={a.boot.payload_timeout}\n" in a.shell()
