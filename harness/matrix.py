@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 from harness import ROOT
 from harness import matrixspec  # the matrix.yaml reader and validator
 from harness import arch as harness_arch  # the arch model
+from harness import kcidb  # the series' patchset hash, as KCIDB defines it
 
 
 def log(msg):
@@ -160,13 +161,48 @@ def compare(scen, kname, obs, broken):
     return checks
 
 
-def outcome_of(rc, console):
+def outcome_of(rc):
     if rc == 0:
         return "ok"
     if rc == 123:
         # qemu-run.sh saw systemd's "Freezing execution." and then silence.
         return "freeze"
     return {124: "timeout", 126: "kernel-problem", 127: "no-result", 125: "harness-error"}.get(rc, f"exit-{rc}")
+
+
+# Outcomes that say the lab failed, not the kernel: the guest ran out of time or stopped
+# without a result, or the harness could not start it. Retried once; if they persist
+# they are reported as lab trouble (ERROR), apart from the kernel's verdicts (FAIL).
+LAB_TROUBLE = ("timeout", "no-result", "harness-error")
+
+
+def write_result(cdir, res):
+    tmp = os.path.join(cdir, ".result.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(res, f, indent=1)
+    os.replace(tmp, os.path.join(cdir, "result.json"))
+
+
+def console_tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+def boot(cmd, cdir):
+    """One boot through qemu-run.sh: (outcome, qemu-run.sh's stderr, start, seconds)."""
+    start = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return outcome_of(p.returncode), p.stderr.strip(), start, time.time() - start
+
+
+def cell_timeouts(facts, args):
+    """(boot stage, whole boot) in seconds: the arch's, or --timeout for the whole."""
+    boot_s = int(facts.get("BOOT_TIMEOUT") or 150)
+    total = args.timeout or boot_s + int(facts.get("PAYLOAD_TIMEOUT") or 240)
+    return min(boot_s, total), total
 
 
 def run_cell(cell, spec, prep, rundir, args):
@@ -178,15 +214,18 @@ def run_cell(cell, spec, prep, rundir, args):
     res = {"kernel": kname, "arch": arch, "scenario": sname, "checks": [], "outcome": None}
     start = time.time()
     res["start"] = round(start, 3)
+    expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname)
     try:
         image = prep.kernel(arch, kernel["tree"], kernel["config"])
         rootfs = prep.rootfs(arch)
         probe = prep.probe(arch)
     except RuntimeError as e:
-        res["outcome"] = "build-error"
-        res["error"] = str(e)
-        res["checks"].append({"name": "outcome", "expected": "ok", "got": "build-error",
-                              "pass": False})
+        # Nothing booted: a build step failed. Lab trouble of its own kind (MISS), with
+        # a result.json like every other cell's.
+        res.update(outcome="build-error", error=str(e), lab=True, seconds=round(time.time() - start, 1))
+        res["checks"].append({"name": "outcome", "expected": expected_outcome, "got": "build-error",
+                              "pass": False, "lab": True})
+        write_result(cdir, res)
         return res
     script = os.path.join(cdir, "payload.sh")
     facts = arch_facts(arch)
@@ -196,11 +235,11 @@ def run_cell(cell, spec, prep, rundir, args):
     with open(script, "w") as f:
         f.write("#!/bin/sh\n# probe steps of scenario %s\nexec /harness/selinux-probe %s\n"
                 % (sname, " ".join(shlex.quote(s) for s in steps)))
-    expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname)
-    timeout = args.timeout
+    boot_timeout, timeout = cell_timeouts(facts, args)
+    console = os.path.join(cdir, "console.log")
     cmd = [os.path.join(ROOT, "qemu-run.sh"), "--arch", arch, "--kernel", image,
            "--rootfs", rootfs, "--script", script, "--files", probe,
-           "--timeout", str(timeout), "--log", os.path.join(cdir, "console.log"),
+           "--timeout", str(timeout), "--log", console,
            "--out", os.path.join(cdir, "probe.ktap")]
     if scen.get("append"):
         cmd += ["--append", scen["append"]]
@@ -210,25 +249,35 @@ def run_cell(cell, spec, prep, rundir, args):
         f.write("#!/bin/sh\n# Re-run this cell alone:\n#   make matrix ONLY=kernel=%s,arch=%s,scenario=%s\n"
                 "# or boot it by hand (after make kernel/rootfs):\n%s\n"
                 % (kname, arch, sname, " ".join(shlex.quote(c) for c in cmd)))
-    boot_start = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    outcome, harness, boot_start, boot_s = boot(cmd, cdir)
+    if outcome in LAB_TROUBLE and outcome != expected_outcome and args.retries:
+        # Once more before anyone reads it as the kernel's doing; the first try is kept.
+        log(f"{arch} {kname} {sname}: lab trouble ({outcome}), booting it once more")
+        res["first_try"] = {"outcome": outcome, "harness": harness, "seconds": round(boot_s, 1)}
+        if os.path.exists(console):
+            os.replace(console, os.path.join(cdir, "console.first-try.log"))
+        outcome, harness, boot_start, boot_s = boot(cmd, cdir)
+    res["outcome"] = outcome
+    res["harness"] = harness
     res["boot_start"] = round(boot_start, 3)
-    res["boot_seconds"] = round(time.time() - boot_start, 1)
-    console = open(os.path.join(cdir, "console.log"), errors="replace").read()
-    res["outcome"] = outcome_of(p.returncode, console)
-    res["harness"] = p.stderr.strip()
+    res["boot_seconds"] = round(boot_s, 1)
+    res["timeouts"] = {"boot": boot_timeout, "total": timeout}
     res["seconds"] = round(time.time() - start, 1)
-    res["checks"].append({"name": "outcome", "expected": expected_outcome,
-                          "got": res["outcome"], "pass": res["outcome"] == expected_outcome})
+    lab = outcome in LAB_TROUBLE and outcome != expected_outcome
+    outcome_check = {"name": "outcome", "expected": expected_outcome, "got": outcome,
+                     "pass": outcome == expected_outcome}
+    if lab:
+        res["lab"] = outcome_check["lab"] = True
+        res["console_tail"] = console_tail(console)
+    res["checks"].append(outcome_check)
     ktap = ""
     if os.path.exists(os.path.join(cdir, "probe.ktap")):
         ktap = open(os.path.join(cdir, "probe.ktap"), errors="replace").read()
     obs, broken = parse_probe(ktap)
     res["observed"] = obs
-    if res["outcome"] == "ok":
+    if outcome == "ok":
         res["checks"] += compare(scen, kname, obs, broken)
-    with open(os.path.join(cdir, "result.json"), "w") as f:
-        json.dump(res, f, indent=1)
+    write_result(cdir, res)
     return res
 
 
@@ -261,7 +310,7 @@ def differential(results, spec):
     return checks
 
 
-def write_reports(rundir, results, diffs):
+def write_reports(rundir, results, diffs, changes=None):
     lines = []
     scenarios = []
     for r in results:
@@ -278,7 +327,8 @@ def write_reports(rundir, results, diffs):
         head = ["cell"] + keys
         table = [head]
         for r in rows:
-            cells = {c["name"]: ("ok" if c["pass"] else "UNEXPECTED:" + c["got"]) for c in r["checks"]}
+            cells = {c["name"]: ("ok" if c["pass"] else ("LAB:" if c.get("lab") else "UNEXPECTED:") + c["got"])
+                     for c in r["checks"]}
             table.append([f"{r['arch']} {r['kernel']}"] + [cells.get(k, "-") for k in keys])
         # Transposed: observations as rows read better than 30 columns.
         width = max(len(k) for k in head)
@@ -296,6 +346,21 @@ def write_reports(rundir, results, diffs):
             lines.append(("ok    " if d["pass"] else "FAIL  ") + d["name"]
                          + ("" if d["pass"] else ": " + "; ".join(d["diff"][:5])))
         lines.append("")
+    lab = [r for r in results if r.get("lab")]
+    if lab:
+        lines.append("== lab trouble (ERROR: the boot did not give the kernel a chance; not a kernel verdict)")
+        for r in lab:
+            first = r.get("first_try", {}).get("outcome")
+            lines.append(f"{r['arch']} {r['kernel']} {r['scenario']}: {r['outcome']}"
+                         + (f" (first try: {first}, then again)" if first else "")
+                         + (f": {r['error']}" if r.get("error") else ""))
+            lines += ["    " + l for l in r.get("console_tail", "").splitlines()[-5:]]
+        lines.append("")
+    if changes is not None:
+        lines.append("== compared with the baseline run")
+        for kind, cells in changes.items():
+            lines.append(f"{kind}: {len(cells)}" + (": " + ", ".join(cells) if cells and kind != "not in the baseline" else ""))
+        lines.append("")
     failing = [r for r in results if not all(c["pass"] for c in r["checks"])]
     if failing:
         lines.append("== to reproduce a failing cell")
@@ -312,7 +377,8 @@ def write_reports(rundir, results, diffs):
             k.append(f"    {'ok' if c['pass'] else 'not ok'} {j} {c['name']}"
                      + ("" if c["pass"] else f" # expected {c['expected']!r}, got {c['got']!r}"))
         ok = all(c["pass"] for c in r["checks"])
-        k.append(f"{'ok' if ok else 'not ok'} {i} {r['arch']}.{r['kernel']}.{r['scenario']}")
+        k.append(f"{'ok' if ok else 'not ok'} {i} {r['arch']}.{r['kernel']}.{r['scenario']}"
+                 + (f" # lab trouble: {r['outcome']}" if r.get("lab") else ""))
     for i, d in enumerate(diffs, len(results) + 1):
         k.append(f"{'ok' if d['pass'] else 'not ok'} {i} agree: {d['name']}")
     open(os.path.join(rundir, "results.ktap"), "w").write("\n".join(k) + "\n")
@@ -321,11 +387,16 @@ def write_reports(rundir, results, diffs):
     for r in results:
         ts = ET.SubElement(suite, "testsuite", name=f"{r['arch']}.{r['kernel']}.{r['scenario']}",
                            tests=str(len(r["checks"])),
-                           failures=str(sum(not c["pass"] for c in r["checks"])))
+                           failures=str(sum(not c["pass"] and not c.get("lab") for c in r["checks"])),
+                           errors=str(sum(not c["pass"] and bool(c.get("lab")) for c in r["checks"])))
         for c in r["checks"]:
             tc = ET.SubElement(ts, "testcase", classname=ts.get("name"), name=c["name"])
             if not c["pass"]:
-                ET.SubElement(tc, "failure", message=f"expected {c['expected']!r}, got {c['got']!r}")
+                # Lab trouble is a JUnit error (the test could not run), a kernel's verdict a failure.
+                el = ET.SubElement(tc, "error" if c.get("lab") else "failure",
+                                   message=f"expected {c['expected']!r}, got {c['got']!r}")
+                if c.get("lab"):
+                    el.text = r.get("console_tail", "")
     ts = ET.SubElement(suite, "testsuite", name="differential", tests=str(len(diffs)),
                        failures=str(sum(not d["pass"] for d in diffs)))
     for d in diffs:
@@ -336,7 +407,7 @@ def write_reports(rundir, results, diffs):
                                 xml_declaration=True)
 
 
-def write_run_json(rundir, set_name, start, results, diffs, prep):
+def write_run_json(rundir, set_name, start, results, diffs, prep, baseline):
     """run.json: what the run was (set, time, builds, the agree checks) and a job per build
     step and per boot, for the report page, KCIDB and the timeline. Written last, atomically."""
     jobs = list(prep.jobs)
@@ -347,12 +418,83 @@ def write_run_json(rundir, set_name, start, results, diffs, prep):
                          "status": "ok" if all(c["pass"] for c in r["checks"]) else "unexpected"})
     jobs.sort(key=lambda j: j["start"])
     doc = {"set": set_name, "started": round(start, 3), "seconds": round(time.time() - start, 1),
+           "patchset_hash": kcidb.patchset_hash(kcidb.series_files()),
+           "baseline": os.path.relpath(baseline, rundir) if baseline else None,
            "agree": diffs, "builds": [{k: v for k, v in b.items() if k != "key"} for b in prep.builds],
            "jobs": jobs}
     tmp = os.path.join(rundir, ".run.json.tmp")
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1)
     os.replace(tmp, os.path.join(rundir, "run.json"))
+
+
+def verdicts(results):
+    """{cell name: ok | unexpected | lab} of a run's results."""
+    out = {}
+    for r in results:
+        name = f"{r['arch']} {r['kernel']} {r['scenario']}"
+        out[name] = "lab" if r.get("lab") else "ok" if all(c["pass"] for c in r["checks"]) else "unexpected"
+    return out
+
+
+def read_results(rundir):
+    """The result.json files of a results folder (unreadable ones are left out)."""
+    out = []
+    for name in sorted(os.listdir(rundir)):
+        try:
+            with open(os.path.join(rundir, name, "result.json")) as f:
+                out.append(json.load(f))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def find_baseline(args, rundir):
+    """--baseline DIR, or the newest other run of the same set (by its run.json), or None."""
+    if args.baseline == "none":
+        return None
+    if args.baseline:
+        return args.baseline
+    best = None
+    for name in os.listdir(args.results):
+        d = os.path.join(args.results, name)
+        if os.path.abspath(d) == os.path.abspath(rundir):
+            continue
+        try:
+            with open(os.path.join(d, "run.json")) as f:
+                run = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if run.get("set") == args.set and (best is None or run.get("started", 0) > best[0]):
+            best = (run.get("started", 0), d)
+    return best[1] if best else None
+
+
+def compare_with(base, results):
+    """New failures, fixed cells and cells still failing, against a previous run's cells
+    (only the cells both runs have). Lab trouble is its own kind: neither fixed nor new."""
+    before, now = verdicts(read_results(base)), verdicts(results)
+    both = [c for c in now if c in before]
+    return {
+        "new failures": [c for c in both if before[c] == "ok" and now[c] == "unexpected"],
+        "fixed": [c for c in both if before[c] != "ok" and now[c] == "ok"],
+        "still failing": [c for c in both if before[c] == "unexpected" and now[c] == "unexpected"],
+        "lab trouble now": [c for c in both if now[c] == "lab"],
+        "not in the baseline": [c for c in now if c not in before],
+    }
+
+
+def export_results(rundir, matrix_path):
+    """KCIDB JSON and the report page of the run (harness.kcidb, harness.report); False if
+    either could not be written (its one-line error is logged)."""
+    ok = True
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    for mod, extra in (("harness.kcidb", ["--matrix", matrix_path]), ("harness.report", [])):
+        p = subprocess.run([sys.executable, "-m", mod, rundir] + extra, capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            ok = False
+            log(f"matrix: {mod} failed: {p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}")
+    return ok
 
 
 class ArgParser(argparse.ArgumentParser):
@@ -388,8 +530,12 @@ def main():
     ap.add_argument("--only", default="", help="filters: key=value[,key=value...]")
     ap.add_argument("--results", default=os.path.join(ROOT, "results"))
     ap.add_argument("--run", default=None, type=plain_name, help="name of the results folder")
-    ap.add_argument("--timeout", type=bounded_int(1, MAX_TIMEOUT), default=300,
-                    help=f"seconds per boot (1 to {MAX_TIMEOUT})")
+    ap.add_argument("--timeout", type=bounded_int(1, MAX_TIMEOUT), default=None,
+                    help=f"seconds per boot in all (1 to {MAX_TIMEOUT}; default: the arch's boot and payload timeouts)")
+    ap.add_argument("--retries", type=bounded_int(0, 3), default=1,
+                    help="boots again a cell that met lab trouble (timeout, no result), this many times (default 1)")
+    ap.add_argument("--baseline", default=None,
+                    help="a previous results folder to compare with (default: the last run of the same set; 'none': no comparison)")
     ap.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), default=None,
                     help="guests booted at once (default: JOBS, else the number of cores)")
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
@@ -438,17 +584,27 @@ def main():
     log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
     log(f"matrix: {args.jobs} guest(s) at a time")
 
+    finished = []
+
+    def eta():
+        # What is left at the pace of the cells so far, shared by the guests at once.
+        if not finished:
+            return "estimate after the first cell"
+        per = (time.time() - start) / len(finished)
+        return f"about {fmt_time(per * (len(cells) - len(finished)))} left"
+
     def one(numbered):
         i, cell = numbered
         kname, arch, sname = cell
-        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: building and booting")
+        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: building and booting ({eta()})")
         r = run_cell(cell, spec, prep, rundir, args)
+        finished.append(r)
         bad = [c for c in r["checks"] if not c["pass"]]
-        verdict = "as expected" if not bad else "UNEXPECTED: " + ", ".join(
+        verdict = "as expected" if not bad else ("LAB TROUBLE: " if r.get("lab") else "UNEXPECTED: ") + ", ".join(
             f"{c['name']}={c['got']!r} (want {c['expected']!r})" for c in bad[:4])
         log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: "
             f"{r['outcome']}, {len(r['checks']) - len(bad)}/{len(r['checks'])} {verdict}"
-            + (f" ({r.get('error')})" if r.get("error") else ""))
+            + (f" ({r.get('error')})" if r.get("error") else "") + f"; {eta()}")
         return r
 
     # Results come back in cell order whatever order the guests finish in.
@@ -457,16 +613,25 @@ def main():
     diffs = differential(results, spec)
     for d in diffs:
         log(f"agree {d['name']}: " + ("same" if d["pass"] else "DIFFERENT: " + "; ".join(d["diff"][:4])))
-    write_reports(rundir, results, diffs)
-    write_run_json(rundir, args.set, start, results, diffs, prep)
+    base = find_baseline(args, rundir)
+    changes = compare_with(base, results) if base else None
+    write_reports(rundir, results, diffs, changes)
+    write_run_json(rundir, args.set, start, results, diffs, prep, base)
+    exported = export_results(rundir, args.matrix)
+    if changes:
+        log(f"matrix: against {os.path.relpath(base, ROOT)}: " + "; ".join(
+            f"{len(v)} {k}" for k, v in changes.items()) + " (summary.txt lists them)")
     nchecks = sum(len(r["checks"]) for r in results) + len(diffs)
     nbad = sum(not c["pass"] for r in results for c in r["checks"]) + sum(not d["pass"] for d in diffs)
-    badcells = sum(not all(c["pass"] for c in r["checks"]) for r in results)
+    badcells = sum(not all(c["pass"] for c in r["checks"]) and not r.get("lab") for r in results)
+    labcells = sum(bool(r.get("lab")) for r in results)
     log(f"matrix: {len(cells)} cells in {fmt_time(time.time() - start)}; "
-        f"{nchecks - nbad} checks as expected, {nbad} unexpected in {badcells} cells; "
-        f"summary: {os.path.relpath(os.path.join(rundir, 'summary.txt'), ROOT)}")
+        f"{nchecks - nbad} checks as expected, {nbad} unexpected in {badcells} cells"
+        f"{f', lab trouble (ERROR, not a kernel verdict) in {labcells} cells' if labcells else ''}; "
+        f"summary: {os.path.relpath(os.path.join(rundir, 'summary.txt'), ROOT)}, "
+        f"report: {os.path.relpath(os.path.join(rundir, 'index.html'), ROOT)}")
     print(os.path.relpath(rundir, ROOT))
-    return 1 if nbad else 0
+    return 1 if nbad or not exported else 0
 
 
 if __name__ == "__main__":

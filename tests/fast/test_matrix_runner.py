@@ -50,11 +50,11 @@ class Probe(unittest.TestCase):
         self.assertEqual(checks[0]["name"], "probe")
 
     def test_outcomes(self):
-        self.assertEqual(matrix.outcome_of(0, ""), "ok")
-        self.assertEqual(matrix.outcome_of(123, ""), "freeze")
-        self.assertEqual(matrix.outcome_of(124, "Freezing execution"), "timeout")
-        self.assertEqual(matrix.outcome_of(126, ""), "kernel-problem")
-        self.assertEqual(matrix.outcome_of(127, ""), "no-result")
+        self.assertEqual(matrix.outcome_of(0), "ok")
+        self.assertEqual(matrix.outcome_of(123), "freeze")
+        self.assertEqual(matrix.outcome_of(124), "timeout")
+        self.assertEqual(matrix.outcome_of(126), "kernel-problem")
+        self.assertEqual(matrix.outcome_of(127), "no-result")
 
 
 class Differential(unittest.TestCase):

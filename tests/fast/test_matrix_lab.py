@@ -1,0 +1,131 @@
+"""Lab trouble is not a kernel failure: a cell whose boot ran out of time or ended without
+a result is booted once more, and if the trouble persists it is reported as lab trouble
+(JUnit error, KTAP note, summary section), apart from the kernel's verdicts. And a run is
+compared with a baseline run: new failures, fixed cells, cells still failing. Driven with
+the fake qemu through the real qemu-run.sh; no kernel, no boot."""
+import argparse
+import json
+import os
+import sys
+
+from fakeqemu import ROOT
+
+sys.path.insert(0, ROOT)
+from harness import matrix  # noqa: E402
+from harness import matrixspec  # noqa: E402
+
+CELL = ("6.1-stock", "x86_64", "selinux0")
+
+
+class FakePrep:
+    """Built inputs without a build: the fake qemu's kernel and image, an empty files dir."""
+
+    def __init__(self, q):
+        self.q = q
+
+    def kernel(self, arch, tree, config):
+        return str(self.q.kernel)
+
+    def rootfs(self, arch):
+        return str(self.q.rootfs)
+
+    def probe(self, arch):
+        d = self.q.tmp / "files"
+        d.mkdir(exist_ok=True)
+        return str(d)
+
+
+def run(q, monkeypatch, mode, retries, exit_status=0):
+    for k, v in q.env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("FAKE_QEMU_MODE", mode)
+    monkeypatch.setenv("FAKE_QEMU_EXIT", str(exit_status))
+    spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+    rundir = q.tmp / "run"
+    rundir.mkdir(exist_ok=True)
+    args = argparse.Namespace(timeout=30, retries=retries)
+    return matrix.run_cell(CELL, spec, FakePrep(q), str(rundir), args), rundir
+
+
+def test_no_result_is_retried_then_lab_trouble(qemu_run, monkeypatch):
+    # The fake qemu ends at once without a result: qemu-run.sh says 127, twice.
+    res, rundir = run(qemu_run, monkeypatch, "exit", retries=1)
+    assert len(qemu_run.starts()) == 2
+    assert res["outcome"] == "no-result" and res["lab"] is True
+    assert res["first_try"]["outcome"] == "no-result"
+    outcome = res["checks"][0]
+    assert outcome["name"] == "outcome" and not outcome["pass"] and outcome["lab"]
+    # written like every cell, and read back the same
+    saved = json.loads((rundir / "x86_64.6.1-stock.selinux0" / "result.json").read_text())
+    assert saved["lab"] is True
+
+
+def test_without_retries_one_boot(qemu_run, monkeypatch):
+    res, _ = run(qemu_run, monkeypatch, "exit", retries=0)
+    assert len(qemu_run.starts()) == 1 and res["lab"] is True and "first_try" not in res
+
+
+def test_a_result_is_the_kernels_verdict_not_lab_trouble(qemu_run, monkeypatch):
+    # Negative control: the payload ran (its output has none of the observations the
+    # scenario expects): one boot, the cell fails on the kernel's side, not the lab's.
+    res, _ = run(qemu_run, monkeypatch, "result", retries=1)
+    assert len(qemu_run.starts()) == 1
+    assert res["outcome"] == "ok" and "lab" not in res
+    assert any(not c["pass"] and c["got"] == "missing" for c in res["checks"])
+
+
+def cell(kernel, outcome="ok", passed=True, lab=False):
+    r = {"kernel": kernel, "arch": "x86_64", "scenario": "selinux0", "outcome": outcome,
+         "checks": [{"name": "outcome", "expected": "ok", "got": outcome, "pass": passed}]}
+    if lab:
+        r["lab"] = True
+    return r
+
+
+def test_reports_keep_lab_trouble_apart(tmp_path):
+    results = [cell("6.1-stock", "no-result", False, lab=True), cell("6.1-legacy", "ok", False)]
+    results[0]["checks"][0]["lab"] = True
+    matrix.write_reports(str(tmp_path), results, [])
+    junit = (tmp_path / "junit.xml").read_text()
+    assert junit.count("<error ") == 1 and junit.count("<failure ") == 1
+    ktap = (tmp_path / "results.ktap").read_text()
+    assert "not ok 1 x86_64.6.1-stock.selinux0 # lab trouble: no-result" in ktap
+    assert "not ok 2 x86_64.6.1-legacy.selinux0\n" in ktap
+    summary = (tmp_path / "summary.txt").read_text()
+    assert "== lab trouble" in summary and "x86_64 6.1-stock selinux0: no-result" in summary
+
+
+def write_run(d, results, set_name="test", started=1.0):
+    d.mkdir()
+    for r in results:
+        c = d / f"{r['arch']}.{r['kernel']}.{r['scenario']}"
+        c.mkdir()
+        (c / "result.json").write_text(json.dumps(r))
+    (d / "run.json").write_text(json.dumps({"set": set_name, "started": started}))
+
+
+def test_baseline_compare(tmp_path):
+    base = tmp_path / "before"
+    write_run(base, [cell("6.1-stock"), cell("6.1-legacy", passed=False), cell("6.12", passed=False),
+                     cell("6.1-patched")])
+    now = [cell("6.1-stock", passed=False), cell("6.1-legacy", passed=False), cell("6.12"),
+           cell("6.1-patched", "timeout", False, lab=True), cell("6.1-patched-accept")]
+    ch = matrix.compare_with(str(base), now)
+    assert ch["new failures"] == ["x86_64 6.1-stock selinux0"]
+    assert ch["still failing"] == ["x86_64 6.1-legacy selinux0"]
+    assert ch["fixed"] == ["x86_64 6.12 selinux0"]
+    assert ch["lab trouble now"] == ["x86_64 6.1-patched selinux0"]
+    assert ch["not in the baseline"] == ["x86_64 6.1-patched-accept selinux0"]
+
+
+def test_default_baseline_is_the_last_run_of_the_same_set(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    write_run(results / "old", [cell("6.1-stock")], started=1.0)
+    write_run(results / "newer", [cell("6.1-stock")], started=2.0)
+    write_run(results / "other-set", [cell("6.1-stock")], set_name="default", started=3.0)
+    (results / "now").mkdir()
+    args = argparse.Namespace(baseline=None, results=str(results), set="test")
+    assert matrix.find_baseline(args, str(results / "now")) == str(results / "newer")
+    args.baseline = "none"
+    assert matrix.find_baseline(args, str(results / "now")) is None
