@@ -4,8 +4,10 @@
 #   qemu-run.sh --arch A --kernel IMAGE --rootfs IMG [--append "..."]
 #               [--selinux-mode disabled|permissive|enforcing] [--exec CMD | --script FILE]
 #               [--files DIR] [--timeout S] [--log FILE] [--out FILE] [--accel tcg|kvm]
+#               [--argv-out FILE]
 # With --exec or --script: prints the payload's output and exits with its status. Without:
-# an interactive console (log in as root, no password).
+# an interactive console (log in as root, no password). --argv-out FILE: the argv qemu is
+# started with, one JSON array (harness/repro.py makes a stand-alone reproducer of it).
 # The payload travels on a second, read-only disk and its output and status come back on
 # a virtio-serial port: nothing printed on the console can forge a result.
 # The image is never written: the guest's root disk is a throwaway qcow2 overlay in a work
@@ -30,13 +32,21 @@ q() {
 }
 # A path inside a qemu option value (",," is qemu's escape for a comma).
 qesc() { printf '%s' "${1//,/,,}"; }
+# write_argv FILE ARG...: the args as one JSON array (python3's json keeps any byte, as a
+# surrogate escape).
+write_argv() {
+	local file=$1
+	shift
+	/usr/bin/python3 -c 'import json, sys; json.dump(sys.argv[1:], sys.stdout); print()' "$@" >"$file" ||
+		die "--argv-out: cannot write '$(q "$file")'"
+}
 # Whole seconds from 1 to MAX: posint VALUE MAX (leading zeros allowed, never octal).
 posint() {
 	[[ $1 =~ ^0*[1-9][0-9]{0,5}$ ]] && [ $((10#$1)) -le "$2" ]
 }
 
 arch="" kernel="" rootfs="" append="" mode="" exec_cmd="" script="" files="" timeout=300
-log="" out="" accel=tcg
+log="" out="" accel=tcg argv_out=""
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || die "option $(q "$1") needs a value"
 	case "$1" in
@@ -52,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$2 ;;
 	--out) out=$2 ;;
 	--accel) accel=$2 ;;
+	--argv-out) argv_out=$2 ;;
 	*) die "unknown option $(q "$1")" ;;
 	esac
 	shift 2
@@ -105,6 +116,12 @@ check_output --out "$out"
 if [ -n "$log" ] && [ -n "$out" ] && [ "$log" -ef "$out" ]; then
 	die "--log and --out name the same file"
 fi
+check_output --argv-out "$argv_out"
+for other in "$log" "$out"; do
+	if [ -n "$argv_out" ] && [ -n "$other" ] && [ "$argv_out" -ef "$other" ]; then
+		die "--argv-out names the same file as --log or --out"
+	fi
+done
 case "$accel" in
 tcg) accel_args=(-accel tcg,thread=multi) ;;
 kvm)
@@ -196,6 +213,16 @@ if [ "$interactive" = 0 ]; then
 		-device "virtio-serial-$VIRTIO"
 		-chardev "file,id=results,path=$(qesc "$work/results")"
 		-device virtserialport,chardev=results,name=results)
+fi
+
+# --argv-out: the argv as qemu gets it below, the console's options included (they differ
+# by mode; tests/fast/test_repro.py holds this file to what a stand-in qemu got, in both).
+if [ -n "$argv_out" ]; then
+	if [ "$interactive" = 1 ]; then
+		write_argv "$argv_out" "${qemu[@]}" -chardev stdio,id=console,mux=off,signal=off -serial chardev:console
+	else
+		write_argv "$argv_out" "${qemu[@]}" -serial "file:$log"
+	fi
 fi
 
 if [ "$interactive" = 1 ]; then
