@@ -9,7 +9,8 @@ qemu-img says the backing file is; then it behaves as FAKE_QEMU_MODE says:
   exit         exit at once with status 0 (an interactive session that ended)
   sleep        run until killed (a guest that never ends)
   ignore-term  the same, ignoring TERM (only KILL ends it)
-Its pid goes to $FAKE_QEMU_PIDFILE.
+Its pid goes to $FAKE_QEMU_PIDFILE. `--version` alone prints $FAKE_QEMU_VERSION (or a fake
+version) and exits, recording nothing.
 """
 import json
 import os
@@ -34,6 +35,11 @@ from qemuopts import qemu_opts as opts  # noqa: E402
 
 
 args = sys.argv[1:]
+if args == ["--version"]:
+    # what harness/repro.py records as the run's qemu, and a reproducer compares
+    print(os.environ.get("FAKE_QEMU_VERSION", "QEMU emulator version 0.0.0 (fake)"))
+    print("Copyright (c) nobody")
+    sys.exit(0)
 rec = {"argv": sys.argv, "backing": {}, "payload_ls": None}
 for i, a in enumerate(args[:-1]):
     if a in ("-drive", "-blockdev"):
