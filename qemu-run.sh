@@ -3,11 +3,14 @@
 # Boot one kernel on the guest image under systemd and run one payload in it.
 #   qemu-run.sh --arch A --kernel IMAGE --rootfs IMG [--append "..."]
 #               [--selinux-mode disabled|permissive|enforcing] [--exec CMD | --script FILE]
-#               [--files DIR] [--timeout S] [--log FILE] [--out FILE] [--accel tcg|kvm]
-#               [--argv-out FILE]
+#               [--files DIR] [--timeout S] [--boot-timeout S] [--log FILE] [--out FILE]
+#               [--accel tcg|kvm] [--argv-out FILE]
 # With --exec or --script: prints the payload's output and exits with its status. Without:
 # an interactive console (log in as root, no password). --argv-out FILE: the argv qemu is
 # started with, one JSON array (harness/repro.py makes a stand-alone reproducer of it).
+# --boot-timeout S: the boot alone (until systemd starts the payload's service) may take
+# S seconds; --timeout bounds the whole run. --accel kvm needs /dev/kvm writable
+# (HARNESS_KVM_DEVICE names another device file, for the tests).
 # The payload travels on a second, read-only disk and its output and status come back on
 # a virtio-serial port: nothing printed on the console can forge a result.
 # The image is never written: the guest's root disk is a throwaway qcow2 overlay in a work
@@ -17,7 +20,8 @@
 # INT, HUP) ends the guest and removes the work folder.
 # Exit status: the payload's, or
 #   123  systemd froze the boot ("Freezing execution", then silence; killed)
-#   124  the guest did not finish within --timeout (killed; last console lines printed)
+#   124  the guest did not finish within --timeout, or did not reach the payload within
+#        --boot-timeout (killed; last console lines printed)
 #   125  bad arguments or qemu could not start
 #   126  the kernel panicked or printed an Oops, BUG or WARNING (lines printed)
 #   127  the guest stopped without reporting a result
@@ -46,7 +50,7 @@ posint() {
 }
 
 arch="" kernel="" rootfs="" append="" mode="" exec_cmd="" script="" files="" timeout=300
-log="" out="" accel=tcg argv_out=""
+log="" out="" accel=tcg argv_out="" boot_timeout=""
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || die "option $(q "$1") needs a value"
 	case "$1" in
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--script) script=$2 ;;
 	--files) files=$2 ;;
 	--timeout) timeout=$2 ;;
+	--boot-timeout) boot_timeout=$2 ;;
 	--log) log=$2 ;;
 	--out) out=$2 ;;
 	--accel) accel=$2 ;;
@@ -76,6 +81,10 @@ load_arch "$arch"
 case "$mode" in "" | disabled | permissive | enforcing) ;; *) die "bad --selinux-mode '$(q "$mode")'" ;; esac
 posint "$timeout" 86400 || die "bad --timeout '$(q "$timeout")' (whole seconds, 1 to 86400)"
 timeout=$((10#$timeout))
+if [ -n "$boot_timeout" ]; then
+	posint "$boot_timeout" 86400 || die "bad --boot-timeout '$(q "$boot_timeout")' (whole seconds, 1 to 86400)"
+	boot_timeout=$((10#$boot_timeout))
+fi
 freeze_quiet=${FREEZE_QUIET:-10}
 posint "$freeze_quiet" 3600 || die "bad FREEZE_QUIET '$(q "$freeze_quiet")' (whole seconds, 1 to 3600)"
 freeze_quiet=$((10#$freeze_quiet))
@@ -125,7 +134,8 @@ done
 case "$accel" in
 tcg) accel_args=(-accel tcg,thread=multi) ;;
 kvm)
-	[ -w /dev/kvm ] || die "--accel kvm: /dev/kvm is not usable"
+	kvm_dev=${HARNESS_KVM_DEVICE:-/dev/kvm}
+	[ -w "$kvm_dev" ] || die "--accel kvm: $(q "$kvm_dev") is not usable"
 	accel_args=(-accel kvm)
 	;;
 *) die "bad --accel '$(q "$accel")' (tcg or kvm)" ;;
@@ -240,7 +250,7 @@ fi
 # boot ("Freezing execution." then FREEZE_QUIET seconds of silence).
 "${qemu[@]}" -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1 &
 qpid=$!
-rc="" start=$SECONDS last_size=-1 quiet_since=$SECONDS
+rc="" start=$SECONDS last_size=-1 quiet_since=$SECONDS booted=0
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 0.2
 	# A guest that ended in the meantime ended within the timeout.
@@ -248,10 +258,16 @@ while kill -0 "$qpid" 2>/dev/null; do
 	size=$(stat -c %s "$log")
 	[ "$size" = "$last_size" ] || quiet_since=$SECONDS
 	last_size=$size
+	# The boot stage ends when systemd starts the payload's service (harness.service).
+	if [ "$booted" = 0 ] && grep -qE 'Starting .*harness\.service' "$log"; then
+		booted=1
+	fi
 	if grep -q "Freezing execution" "$log" && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
 		rc=frozen
 	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
 		rc=timeout
+	elif [ -n "$boot_timeout" ] && [ "$booted" = 0 ] && [ $((SECONDS - start)) -ge "$boot_timeout" ]; then
+		rc=boot-timeout
 	fi
 	if [ -n "$rc" ]; then
 		stop_qemu
@@ -285,6 +301,11 @@ if [ "$rc" = frozen ]; then
 	echo "qemu-run.sh: systemd froze the boot (\"Freezing execution\", then ${freeze_quiet}s of silence); killed (log: $log)" >&2
 	{ grep -E "Failed to load SELinux policy|Freezing execution" "$log" || true; } | sed 's/^/  /' >&2
 	exit 123
+fi
+if [ "$rc" = boot-timeout ]; then
+	echo "qemu-run.sh: timeout: the boot did not reach the payload within ${boot_timeout}s, killed (log: $log); last lines:" >&2
+	tail -5 "$log" | sed 's/^/  /' >&2
+	exit 124
 fi
 if [ "$rc" = timeout ]; then
 	echo "qemu-run.sh: timeout: guest still running after ${timeout}s, killed (log: $log); last lines:" >&2

@@ -25,6 +25,7 @@ from harness import ROOT
 from harness import matrixspec  # the matrix.yaml reader and validator
 from harness import arch as harness_arch  # the arch model
 from harness import kcidb  # the series' patchset hash, as KCIDB defines it
+from harness import repro  # the stand-alone reproducer of a failing cell
 
 
 def log(msg):
@@ -79,8 +80,11 @@ class Prep:
     the run's timeline and the kernel builds (builds) for the results' consumers.
     """
 
-    def __init__(self, logfile):
+    def __init__(self, logfile, prebuilt=False):
         self.logfile = logfile
+        # prebuilt: the kernels are already in build/kernel/ (a CI job received them from
+        # the build job); use them as they are, build none.
+        self.prebuilt = prebuilt
         self.done = {}
         self.lock = threading.Lock()
         self.build_lock = threading.Lock()
@@ -109,6 +113,11 @@ class Prep:
 
     def kernel(self, arch, tree, config):
         key = ("kernel", arch, tree, config)
+        if self.prebuilt:
+            image = os.path.join(ROOT, "build", "kernel", f"{tree}-{arch}-{config}", arch_facts(arch)["KIMAGE"])
+            if not os.path.isfile(image):
+                raise RuntimeError(f"--prebuilt: no kernel image {os.path.relpath(image, ROOT)}")
+            return image
         try:
             out = self.get(key, [os.path.join(ROOT, "scripts", "kernel.sh"), arch, tree, config])
         except RuntimeError:
@@ -129,6 +138,33 @@ class Prep:
                 "image": os.path.join(out, arch_facts(arch)["KIMAGE"]) if out else None,
                 "config_file": os.path.join(out, ".config") if out else None,
                 "compiler": compiler_of(out) if out else None})
+
+    def accel(self, arch, image, rootfs, accel="auto"):
+        """tcg or kvm for this arch's boots. auto: KVM where the device is usable, the arch
+        is the host's, and a 10-second boot with it ends (KVM guests hang on some hosts);
+        else TCG. Decided once per arch and said once."""
+        if accel != "auto":
+            return accel
+        with self.lock:
+            if ("accel", arch) in self.done:
+                return self.done[("accel", arch)]
+            dev = os.environ.get("HARNESS_KVM_DEVICE", "/dev/kvm")
+            host = {"x86_64": "x86_64", "aarch64": "arm64"}.get(os.uname().machine)
+            if not os.path.exists(dev):
+                choice, why = "tcg", f"{dev} absent"
+            elif not os.access(dev, os.R_OK | os.W_OK):
+                choice, why = "tcg", f"{dev} not usable"
+            elif arch != host:
+                choice, why = "tcg", f"{arch} is not this machine's arch"
+            else:
+                p = subprocess.run([os.path.join(ROOT, "qemu-run.sh"), "--arch", arch, "--kernel", image,
+                                    "--rootfs", rootfs, "--accel", "kvm", "--exec", "true", "--timeout", "10"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                choice, why = ("kvm", "a 10-second boot with KVM ended") if p.returncode == 0 else \
+                    ("tcg", f"a 10-second boot with KVM did not end well ({outcome_of(p.returncode)})")
+            self.done[("accel", arch)] = choice
+        log(f"matrix: {arch}: {choice.upper()} ({why})")
+        return choice
 
     def rootfs(self, arch):
         return self.get(("rootfs", arch), [os.path.join(ROOT, "rootfs", "build.sh"), arch])
@@ -239,12 +275,13 @@ def run_cell(cell, spec, prep, rundir, args):
     console = os.path.join(cdir, "console.log")
     cmd = [os.path.join(ROOT, "qemu-run.sh"), "--arch", arch, "--kernel", image,
            "--rootfs", rootfs, "--script", script, "--files", probe,
-           "--timeout", str(timeout), "--log", console,
-           "--out", os.path.join(cdir, "probe.ktap")]
+           "--timeout", str(timeout), "--boot-timeout", str(boot_timeout), "--log", console,
+           "--out", os.path.join(cdir, "probe.ktap"), "--argv-out", os.path.join(cdir, "qemu-argv.json")]
     if scen.get("append"):
         cmd += ["--append", scen["append"]]
     if scen.get("mode"):
         cmd += ["--selinux-mode", scen["mode"]]
+    cmd += ["--accel", prep.accel(arch, image, rootfs, getattr(args, "accel", "auto"))]
     with open(os.path.join(cdir, "repro.sh"), "w") as f:
         f.write("#!/bin/sh\n# Re-run this cell alone:\n#   make matrix ONLY=kernel=%s,arch=%s,scenario=%s\n"
                 "# or boot it by hand (after make kernel/rootfs):\n%s\n"
@@ -277,6 +314,15 @@ def run_cell(cell, spec, prep, rundir, args):
     res["observed"] = obs
     if outcome == "ok":
         res["checks"] += compare(scen, kname, obs, broken)
+    if not all(c["pass"] for c in res["checks"]):
+        # Now, while the inputs are the ones this boot used: the script records their hashes.
+        try:
+            res["repro"] = os.path.basename(repro.write_standalone(
+                cdir, kernel=image, rootfs=rootfs, files=probe, argv=os.path.join(cdir, "qemu-argv.json"),
+                config=os.path.join(image[:-len(facts["KIMAGE"])], ".config"), payload=script,
+                selinux_mode=scen.get("mode"), timeout=timeout))
+        except repro.ReproError as e:
+            log(f"{arch} {kname} {sname}: no stand-alone reproducer: {e}")
     write_result(cdir, res)
     return res
 
@@ -519,6 +565,13 @@ def plain_name(text):
     return text
 
 
+def shard_spec(text):
+    m = re.fullmatch(r"([0-9]{1,4})/([0-9]{1,4})", text.strip())
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N with 1 <= I <= N")
+    return int(m.group(1)), int(m.group(2))
+
+
 MAX_TIMEOUT = 86400  # qemu-run.sh's bound
 MAX_JOBS = 64
 
@@ -532,12 +585,18 @@ def main():
     ap.add_argument("--run", default=None, type=plain_name, help="name of the results folder")
     ap.add_argument("--timeout", type=bounded_int(1, MAX_TIMEOUT), default=None,
                     help=f"seconds per boot in all (1 to {MAX_TIMEOUT}; default: the arch's boot and payload timeouts)")
+    ap.add_argument("--accel", choices=("auto", "tcg", "kvm"), default="auto",
+                    help="auto (default): KVM where it works (a 10-second boot proves it), else TCG")
     ap.add_argument("--retries", type=bounded_int(0, 3), default=1,
                     help="boots again a cell that met lab trouble (timeout, no result), this many times (default 1)")
     ap.add_argument("--baseline", default=None,
                     help="a previous results folder to compare with (default: the last run of the same set; 'none': no comparison)")
     ap.add_argument("--jobs", type=bounded_int(1, MAX_JOBS), default=None,
                     help="guests booted at once (default: JOBS, else the number of cores)")
+    ap.add_argument("--shard", type=shard_spec, default=None,
+                    help="I/N: only the I-th of N shards of the selected cells (harness/pipeline.py's split)")
+    ap.add_argument("--prebuilt", action="store_true",
+                    help="boot the kernels already in build/kernel/ (built by another job); build none")
     ap.add_argument("--list", action="store_true", help="list the selected cells and stop")
     ap.add_argument("--list-builds", action="store_true",
                     help="list the kernels the selected cells boot (ARCH TREE CONFIG), once each, and stop")
@@ -558,8 +617,12 @@ def main():
     except matrixspec.MatrixError as e:
         print(f"matrix: error: {e}", file=sys.stderr)
         return 2
+    if args.shard:
+        from harness.pipeline import shard
+        cells = shard(cells, *args.shard)
     if not cells:
-        print(f"matrix: error: no cell matches set '{args.set}' and ONLY='{args.only}'", file=sys.stderr)
+        print(f"matrix: error: no cell matches set '{args.set}' and ONLY='{args.only}'"
+              + (f" in shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""), file=sys.stderr)
         return 2
     if args.list or args.list_builds:
         lines = [" ".join(c) for c in cells]
@@ -579,7 +642,7 @@ def main():
     run = args.run or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     rundir = os.path.join(args.results, run)
     os.makedirs(rundir, exist_ok=True)
-    prep = Prep(os.path.join(rundir, "build.log"))
+    prep = Prep(os.path.join(rundir, "build.log"), prebuilt=args.prebuilt)
     start = time.time()
     log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
     log(f"matrix: {args.jobs} guest(s) at a time")

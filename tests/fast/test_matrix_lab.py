@@ -24,7 +24,14 @@ class FakePrep:
         self.q = q
 
     def kernel(self, arch, tree, config):
-        return str(self.q.kernel)
+        # laid out as build/kernel/<name>/ is: the image under KIMAGE, .config at the top
+        top = self.q.tmp / "kernel"
+        image = top / "arch" / "x86" / "boot" / "bzImage"
+        if not image.exists():
+            image.parent.mkdir(parents=True)
+            image.write_bytes(self.q.kernel.read_bytes())
+            (top / ".config").write_text("CONFIG_SECURITY_SELINUX=y\n")
+        return str(image)
 
     def rootfs(self, arch):
         return str(self.q.rootfs)
@@ -33,6 +40,9 @@ class FakePrep:
         d = self.q.tmp / "files"
         d.mkdir(exist_ok=True)
         return str(d)
+
+    def accel(self, arch, image, rootfs, accel="auto"):
+        return "tcg"
 
 
 def run(q, monkeypatch, mode, retries, exit_status=0):
@@ -68,10 +78,14 @@ def test_without_retries_one_boot(qemu_run, monkeypatch):
 def test_a_result_is_the_kernels_verdict_not_lab_trouble(qemu_run, monkeypatch):
     # Negative control: the payload ran (its output has none of the observations the
     # scenario expects): one boot, the cell fails on the kernel's side, not the lab's.
-    res, _ = run(qemu_run, monkeypatch, "result", retries=1)
+    res, rundir = run(qemu_run, monkeypatch, "result", retries=1)
     assert len(qemu_run.starts()) == 1
     assert res["outcome"] == "ok" and "lab" not in res
     assert any(not c["pass"] and c["got"] == "missing" for c in res["checks"])
+    # a failing cell gets its stand-alone reproducer, made from this boot's argv
+    script = rundir / "x86_64.6.1-stock.selinux0" / "repro-standalone.sh"
+    assert res["repro"] == "repro-standalone.sh" and script.exists()
+    assert str(qemu_run.kernel) not in script.read_text()
 
 
 def cell(kernel, outcome="ok", passed=True, lab=False):
@@ -129,3 +143,29 @@ def test_default_baseline_is_the_last_run_of_the_same_set(tmp_path):
     assert matrix.find_baseline(args, str(results / "now")) == str(results / "newer")
     args.baseline = "none"
     assert matrix.find_baseline(args, str(results / "now")) is None
+
+
+def test_kvm_only_where_a_boot_proves_it(qemu_run, monkeypatch, tmp_path):
+    # auto: no device, TCG without trying; a usable device and a boot that ends, KVM; a
+    # device whose 10-second boot does not end well, TCG. Said once per arch.
+    for k, v in qemu_run.env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("HARNESS_KVM_DEVICE", str(tmp_path / "no-kvm"))
+    prep = matrix.Prep(str(tmp_path / "build.log"))
+    assert prep.accel("x86_64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "tcg"
+    assert qemu_run.starts() == []
+    if os.uname().machine != "x86_64":
+        return
+    dev = tmp_path / "kvm"
+    dev.write_text("")
+    monkeypatch.setenv("HARNESS_KVM_DEVICE", str(dev))
+    monkeypatch.setenv("FAKE_QEMU_MODE", "result")
+    prep = matrix.Prep(str(tmp_path / "build.log"))
+    assert prep.accel("x86_64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "kvm"
+    assert "-accel" in qemu_run.starts()[-1]["argv"] and "kvm" in qemu_run.starts()[-1]["argv"]
+    assert prep.accel("x86_64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "kvm"
+    assert len(qemu_run.starts()) == 1
+    assert prep.accel("arm64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "tcg"
+    monkeypatch.setenv("FAKE_QEMU_MODE", "exit")
+    prep = matrix.Prep(str(tmp_path / "build.log"))
+    assert prep.accel("x86_64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "tcg"

@@ -271,6 +271,11 @@ def cli(args, env=None, **kw):
     (["--only", "arch=sparc"], None, "unknown arch 'sparc'"),
     (["--set", "nosuch"], None, "unknown set"),
     (["--frobnicate"], None, "unrecognized"),
+    (["--shard", "3/2"], None, "--shard"),
+    (["--shard", "0/2"], None, "--shard"),
+    (["--shard", "1"], None, "--shard"),
+    (["--retries", "9"], None, "--retries"),
+    (["--accel", "hvf"], None, "--accel"),
 ])
 def test_bad_arguments_one_line(args, env, want):
     r = cli(args + ["--list"], env)

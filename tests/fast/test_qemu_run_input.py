@@ -177,6 +177,31 @@ def test_timeout_kills_a_guest_that_ignores_term(qemu_run):
     assert time.time() - start < 15
 
 
+def test_boot_timeout_ends_a_boot_that_never_reaches_the_payload(qemu_run):
+    start = time.time()
+    r = qemu_run.run("--exec", "true", "--boot-timeout", "1", "--timeout", "60", mode="sleep", timeout=30)
+    assert r.returncode == 124, r.stderr
+    assert "did not reach the payload within 1s" in r.stderr
+    assert time.time() - start < 15
+
+
+def test_boot_timeout_stops_counting_once_the_payload_starts(qemu_run):
+    # Negative control: the console shows systemd starting the payload's service, so only
+    # the whole run's --timeout ends it.
+    start = time.time()
+    # (whole seconds: a 1-second bound can end before the fake has written its line)
+    r = qemu_run.run("--exec", "true", "--boot-timeout", "3", "--timeout", "6", mode="booted-sleep", timeout=30)
+    assert r.returncode == 124, r.stderr
+    assert "still running after 6s" in r.stderr
+    assert time.time() - start >= 5
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "soon", "99999999"])
+def test_bad_boot_timeout_refused(qemu_run, bad):
+    one_line_error(qemu_run.run("--exec", "true", "--boot-timeout", bad), "--boot-timeout")
+    assert qemu_run.starts() == []
+
+
 # --- finding 4: late failures become early one-line refusals -----------------------------
 @pytest.mark.parametrize("opt", ["--log", "--out"])
 def test_output_path_in_a_missing_folder(qemu_run, tmp_path, opt):
