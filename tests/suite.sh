@@ -432,5 +432,21 @@ t_matrix_bad_input() {
 # accept build, stock and legacy 6.1 and 6.12 on x86_64; every observation as expected and the
 # differential pairs in agreement.
 t_matrix_test_set() {
-	"$S/matrix.sh" --set test --run make-test
+	local d=$ROOT/results/make-test
+	rm -rf "$d"
+	"$S/matrix.sh" --set test --run make-test --baseline none
+	# What the run leaves for people and CI systems, from this real run (docs/results.md).
+	for f in summary.txt results.ktap junit.xml run.json kcidb.json index.html; do
+		[ -s "$d/$f" ] || { echo "not ok: no $f"; return 1; }
+	done
+	PYTHONPATH=$ROOT /usr/bin/python3 -c '
+import json, sys
+from harness import kcidb
+doc = json.load(open(sys.argv[1]))
+assert not kcidb.problems(doc), kcidb.problems(doc)[:1]
+cells = int(sys.argv[2])
+page = open(sys.argv[3]).read()
+assert page.count("<td class=\"cell ") == cells, "the page does not have one cell per result"
+' "$d/kcidb.json" "$(find "$d" -name result.json | wc -l)" "$d/index.html"
+	echo "ok: summary, KTAP, JUnit, run.json, a valid KCIDB document and the report page"
 }
