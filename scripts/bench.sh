@@ -9,7 +9,7 @@
 #   with BENCH_MATRIX=1 the default "make matrix" (warm).
 # BENCH_ARCHES (default "x86_64 arm64", "" for none) and BENCH_COLD=0 (skip the cold
 # builds) trim it.
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 arches=${BENCH_ARCHES-x86_64 arm64}
 rows=()
@@ -71,7 +71,7 @@ if [ "${BENCH_TEST_COLD:-0}" = 1 ]; then
 		t="failed after $((SECONDS - start))"
 		info "kept for a look: $clone (results/test/) and its caches $BUILD/bench-cache-test"
 	fi
-	row "make test, cold (clean clone, empty caches)" "${t}s" "<= 3000s"
+	row "make test, cold (clean clone, empty caches)" "${t}s" "<= 2700s"
 	info "$(tail -1 "$BUILD/bench-test-cold.log")"
 fi
 if [ "${BENCH_MATRIX:-0}" = 1 ]; then
