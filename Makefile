@@ -10,7 +10,7 @@ JOBS ?=
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-.PHONY: help source patch debian-patches kernel rootfs advisor arch-check arch-check-quick series-check matrix test check bench checkpatch lint clean
+.PHONY: help source patch debian-patches kernel rootfs advisor arch-check arch-check-quick series-check matrix test check ci-pipeline merge bench checkpatch lint clean
 
 help: ## list the targets
 	@echo "make TARGET [ARCH=x86_64|arm64] [KERNEL=6.1|6.1-patched|6.12] [CONFIG=name]"
@@ -63,6 +63,14 @@ test: ## both tiers of the suite (fast, then builds and boots); ends with pytest
 check: ## the fast tier only: no kernel build, no boot
 	@scripts/need.sh $(TEST_PKGS)
 	@cd tests && /usr/bin/python3 -m pytest -q fast
+
+ci-pipeline: ## the GitLab CI child pipeline of SET (ONLY=, SHARDS=); prints its path (docs/ci.md)
+	@scripts/need.sh python3 python3-yaml python3-jsonschema
+	@PYTHONPATH=. /usr/bin/python3 -m harness.pipeline gitlab --set "$(or $(SET),default)" $(if $(ONLY),--only "$(ONLY)") $(if $(SHARDS),--shards "$(SHARDS)")
+
+merge: ## merge shard results (DIRS="results/shard-*") into OUT=results/merged, as make matrix writes a run
+	@scripts/need.sh python3 python3-yaml python3-jsonschema
+	@PYTHONPATH=. /usr/bin/python3 -m harness.merge $(or $(DIRS),results/shard-*) -o "$(or $(OUT),results/merged)"
 
 bench: ## measure build, boot and test times; prints a table
 	@scripts/bench.sh
