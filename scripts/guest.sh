@@ -2,7 +2,7 @@
 # Build the in-guest programs statically for one arch: the probe (tests/guest/probe.c)
 # and the admins' migration check (tools/selinux-migrate-check.c):
 #   guest.sh ARCH   -> prints the folder that holds both (for qemu-run.sh --files)
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 1 ] || die "usage: guest.sh ARCH"
 load_arch "$1"

@@ -8,7 +8,7 @@
 # build folder for the same config; DEBIAN_FLAVOUR picks the Debian config for "# base: debian";
 # BUILD_TARGETS="security/ ..." builds those kbuild targets instead of the image (the
 # section check of lsm-all only needs the LSMs' objects, a fraction of the kernel).
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 3 ] || die "usage: kernel.sh ARCH KERNEL CONFIG"
@@ -67,7 +67,9 @@ MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
 
 # Configure only when the fragments (or the tree) changed, so a no-change rebuild is quick.
 # shellcheck disable=SC2086
-sum=$(cat $FRAGS ${DEBCFG:+"$DEBCFG"} "$SRC/.unpacked-from" "$SRC/.patched-with" 2>/dev/null |
+# A file that is not there (.patched-with of an unpatched tree) is left out: cat's status
+# must not count.
+sum=$({ cat $FRAGS ${DEBCFG:+"$DEBCFG"} "$SRC/.unpacked-from" "$SRC/.patched-with" 2>/dev/null || true; } |
 	sha256sum | cut -c1-16)
 if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$sum" ]; then
 	info "$ARCH_IN $KERNEL $CONFIG: configuring"

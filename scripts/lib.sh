@@ -91,7 +91,9 @@ need_pkgs() {
 	local p missing=()
 	for p in "$@"; do
 		[ -n "$p" ] || continue
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+		# Not "dpkg-query | grep -q": a grep -q that exits at the match could leave the
+		# writer a broken pipe, which pipefail (in the scripts that set it) counts as failure.
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root or: apt-get install ${missing[*]})"

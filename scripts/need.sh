@@ -1,5 +1,5 @@
 #!/bin/bash
 # Install the named Debian packages if they are missing: need.sh PKG...
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_pkgs "$@"

@@ -5,7 +5,7 @@
 # warning in the patched and the unpatched tree compares equal even where the series moved
 # the line. A missing baseline log (the baseline failed to build) counts as no warnings,
 # so that every warning of LOG is new.
-set -eu
+set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: new-warnings.sh LOG BASELINE-LOG" >&2; exit 2; }
 [ -f "$1" ] || { echo "new-warnings.sh: no build log $1" >&2; exit 2; }
 norm() {

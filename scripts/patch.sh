@@ -1,7 +1,7 @@
 #!/bin/bash
 # Make the patched 6.1 tree: build/src/linux-6.1-patched = linux-6.1 + patches/6.1/series
 # (scripts/apply-series.sh). Idempotent: redone only when the source or a patch changed.
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$ROOT/scripts/source.sh"
@@ -13,7 +13,9 @@ DST=$BUILD/src/linux-6.1-patched
 DIR=$ROOT/patches/6.1
 
 # shellcheck disable=SC2046 # patch file names never hold spaces
-sum=$(cd "$DIR" && cat "$SRC/.unpacked-from" series $(grep -v '^#' series) 2>/dev/null |
+# A file that is not there is left out of the sum (cat's status must not count):
+# apply-series.sh then names the missing patch.
+sum=$(cd "$DIR" && { cat "$SRC/.unpacked-from" series $(grep -v '^#' series) 2>/dev/null || true; } |
 	sha256sum | cut -c1-16)
 if [ -f "$DST/.patched-with" ] && [ "$(cat "$DST/.patched-with")" = "$sum" ]; then
 	info "linux-6.1-patched: up to date"

@@ -2,7 +2,7 @@
 # Install linux-source-6.1 and linux-source-6.12 if missing and unpack each tarball into
 # build/src/linux-<version>. Idempotent: a tree is unpacked again only when the installed
 # package version differs from the one it was unpacked from.
-set -eu
+set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$BUILD/src"

@@ -7,7 +7,7 @@
 #   check-tree.sh --expect clean|stale TREE
 # --expect stale is the negative control on the unpatched tree: there every pattern must
 # be found, or the check could not have failed. Prints KTAP; exit 0 if all as expected.
-set -eu
+set -euo pipefail
 if [ "${1:-}" != --expect ] || [ $# -ne 3 ]; then
 	echo "usage: check-tree.sh --expect clean|stale TREE" >&2
 	exit 2
@@ -39,7 +39,7 @@ for p in $patterns; do
 	else
 		bad=$((bad + 1))
 		echo "not ok $n $p: $count files, expected $expect"
-		printf '%s\n' "$hits" | head -20 | sed 's/^/# /'
+		printf '%s\n' "$hits" | sed -n '1,20s/^/# /p'
 	fi
 done
 [ "$bad" -eq 0 ]

@@ -3,7 +3,7 @@
 # in patches/6.1/checkpatch-accepted (with the reason there) are reported but pass; any
 # other finding fails. Prints KTAP, one test per patch.
 #   checkpatch.sh TREE [PATCH-DIR]   (default: patches/6.1; another dir for the negative control)
-set -eu
+set -euo pipefail
 tree=${1:?usage: checkpatch.sh TREE}
 dir=$(cd "${2:-$(dirname "$0")/../../patches/6.1}" && pwd)
 [ -x "$tree/scripts/checkpatch.pl" ] || { echo "checkpatch.sh: no scripts/checkpatch.pl in $tree" >&2; exit 2; }
@@ -24,7 +24,7 @@ for p in $patches; do
 	)
 	new=""
 	for t in $types; do
-		echo "$accepted" | grep -qx "$num $t" || new="$new $t"
+		grep -qx "$num $t" <<<"$accepted" || new="$new $t"
 	done
 	if [ -z "$new" ]; then
 		echo "ok $n $p${types:+ # accepted: $(echo "$types" | tr '\n' ' ')}"
