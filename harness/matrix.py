@@ -114,9 +114,17 @@ class Prep:
     def kernel(self, arch, tree, config):
         key = ("kernel", arch, tree, config)
         if self.prebuilt:
-            image = os.path.join(ROOT, "build", "kernel", f"{tree}-{arch}-{config}", arch_facts(arch)["KIMAGE"])
+            out = os.path.join(ROOT, "build", "kernel", f"{tree}-{arch}-{config}")
+            image = os.path.join(out, arch_facts(arch)["KIMAGE"])
             if not os.path.isfile(image):
                 raise RuntimeError(f"--prebuilt: no kernel image {os.path.relpath(image, ROOT)}")
+            with self.lock:
+                if not any(b["key"] == key for b in self.builds):
+                    # built by another job: what it made, not when or how long
+                    self.builds.append({"key": key, "arch": arch, "tree": tree, "config": config,
+                                        "status": "ok", "start": None, "seconds": None, "image": image,
+                                        "config_file": os.path.join(out, ".config"),
+                                        "compiler": compiler_of(out), "prebuilt": True})
             return image
         try:
             out = self.get(key, [os.path.join(ROOT, "scripts", "kernel.sh"), arch, tree, config])
@@ -453,7 +461,7 @@ def write_reports(rundir, results, diffs, changes=None):
                                 xml_declaration=True)
 
 
-def write_run_json(rundir, set_name, start, results, diffs, prep, baseline):
+def write_run_json(rundir, set_name, start, results, diffs, prep, baseline, only="", shard=None):
     """run.json: what the run was (set, time, builds, the agree checks) and a job per build
     step and per boot, for the report page, KCIDB and the timeline. Written last, atomically."""
     jobs = list(prep.jobs)
@@ -463,7 +471,8 @@ def write_run_json(rundir, set_name, start, results, diffs, prep, baseline):
                          "start": r["boot_start"], "seconds": r["boot_seconds"],
                          "status": "ok" if all(c["pass"] for c in r["checks"]) else "unexpected"})
     jobs.sort(key=lambda j: j["start"])
-    doc = {"set": set_name, "started": round(start, 3), "seconds": round(time.time() - start, 1),
+    doc = {"set": set_name, "only": only, "shard": shard,
+           "started": round(start, 3), "seconds": round(time.time() - start, 1),
            "patchset_hash": kcidb.patchset_hash(kcidb.series_files()),
            "baseline": os.path.relpath(baseline, rundir) if baseline else None,
            "agree": diffs, "builds": [{k: v for k, v in b.items() if k != "key"} for b in prep.builds],
@@ -679,7 +688,8 @@ def main():
     base = find_baseline(args, rundir)
     changes = compare_with(base, results) if base else None
     write_reports(rundir, results, diffs, changes)
-    write_run_json(rundir, args.set, start, results, diffs, prep, base)
+    write_run_json(rundir, args.set, start, results, diffs, prep, base,
+                   only=args.only, shard=f"{args.shard[0]}/{args.shard[1]}" if args.shard else None)
     exported = export_results(rundir, args.matrix)
     if changes:
         log(f"matrix: against {os.path.relpath(base, ROOT)}: " + "; ".join(

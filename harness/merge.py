@@ -202,7 +202,7 @@ def merge_build_logs(out, dirs):
             f.write(f"== {d}\n{text}")
 
 
-def run_json(out, set_name, runs, cells, diffs):
+def run_json(out, set_name, runs, cells, diffs, only=""):
     """run.json as matrix.write_run_json writes it, from the shards': the first shard's start,
     the span to the last shard's end, each kernel build once, every shard's jobs (a build step
     named by its shard: each shard builds its own guest image and probe). A shard without
@@ -224,7 +224,8 @@ def run_json(out, set_name, runs, cells, diffs):
     starts = [r[k] for r in results for k in ("start", "boot_start") if k in r]
     first = min(started or starts or [time.time()])
     last = max(ended or [r.get("start", first) + r.get("seconds", 0) for r in results] or [first])
-    doc = {"set": set_name, "started": round(first, 3), "seconds": round(last - first, 1),
+    doc = {"set": set_name, "only": only, "shard": None,
+           "started": round(first, 3), "seconds": round(last - first, 1),
            "patchset_hash": kcidb.patchset_hash(kcidb.series_files()),
            "baseline": None, "agree": diffs, "builds": list(builds.values()),
            "jobs": sorted(jobs, key=lambda j: j["start"]),
@@ -280,7 +281,7 @@ def main(argv=None):
     diffs = matrix.differential(results, spec)
     matrix.write_reports(args.out, results, diffs, None)
     merge_build_logs(args.out, dirs)
-    run_json(args.out, set_name, runs, cells, diffs)
+    run_json(args.out, set_name, runs, cells, diffs, args.only)
     exported = matrix.export_results(args.out, args.matrix)
     nbad = sum(not c["pass"] for r in results for c in r["checks"]) + sum(not d["pass"] for d in diffs)
     for line in absent:
