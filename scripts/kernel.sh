@@ -35,6 +35,11 @@ SRC=$BUILD/src/linux-$KERNEL
 OUT=$SRC/build-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
 LINK=$BUILD/kernel/$KERNEL-$ARCH_IN-$CONFIG${BUILD_SUFFIX:-}
 mkdir -p "$OUT" "$BUILD/kernel"
+# A real folder there holds another job's artefacts (make matrix --prebuilt): ln would put
+# the link inside it and leave the old image in place.
+if [ -e "$LINK" ] && [ ! -L "$LINK" ]; then
+	rm -rf "$LINK"
+fi
 ln -sfn "$OUT" "$LINK"
 # One make per build folder: make test builds some kernels in the background, and whoever
 # comes second waits here, then finds nothing left to do.
