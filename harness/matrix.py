@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -28,8 +29,31 @@ from harness import kcidb  # the series' patchset hash, as KCIDB defines it
 from harness import repro  # the stand-alone reproducer of a failing cell
 
 
+_print_lock = threading.Lock()
+
+
 def log(msg):
-    print(msg, file=sys.stderr, flush=True)
+    with _print_lock:
+        if Progress.shown:
+            sys.stderr.write("\r\033[K")
+            Progress.shown = False
+        print(msg, file=sys.stderr, flush=True)
+
+
+class Progress:
+    """The run's state on one line that updates in place, on a terminal; elsewhere (CI, a
+    log file) each update is a plain line of its own."""
+    shown = False
+
+    @staticmethod
+    def update(msg):
+        if not sys.stderr.isatty():
+            log(msg)
+            return
+        with _print_lock:
+            sys.stderr.write("\r\033[K" + msg[:max(20, shutil.get_terminal_size().columns - 1)])
+            sys.stderr.flush()
+            Progress.shown = True
 
 
 def fmt_time(s):
@@ -665,18 +689,25 @@ def main():
         per = (time.time() - start) / len(finished)
         return f"about {fmt_time(per * (len(cells) - len(finished)))} left"
 
+    def head(i):
+        failing = sum(not all(c["pass"] for c in r["checks"]) for r in finished)
+        return (f"[{i}/{len(cells)} {fmt_time(time.time() - start)}, {len(finished)} done"
+                f"{f', {failing} not as expected' if failing else ''}]")
+
     def one(numbered):
         i, cell = numbered
         kname, arch, sname = cell
-        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: building and booting ({eta()})")
+        Progress.update(f"{head(i)} {arch} {kname} {sname}: building and booting ({eta()})")
         r = run_cell(cell, spec, prep, rundir, args)
         finished.append(r)
         bad = [c for c in r["checks"] if not c["pass"]]
         verdict = "as expected" if not bad else ("LAB TROUBLE: " if r.get("lab") else "UNEXPECTED: ") + ", ".join(
             f"{c['name']}={c['got']!r} (want {c['expected']!r})" for c in bad[:4])
-        log(f"[{i}/{len(cells)} {fmt_time(time.time() - start)}] {arch} {kname} {sname}: "
-            f"{r['outcome']}, {len(r['checks']) - len(bad)}/{len(r['checks'])} {verdict}"
-            + (f" ({r.get('error')})" if r.get("error") else "") + f"; {eta()}")
+        line = (f"{head(i)} {arch} {kname} {sname}: "
+                f"{r['outcome']}, {len(r['checks']) - len(bad)}/{len(r['checks'])} {verdict}"
+                + (f" ({r.get('error')})" if r.get("error") else "") + f"; {eta()}")
+        # On a terminal only what needs reading stays on the screen.
+        (log if bad else Progress.update)(line)
         return r
 
     # Results come back in cell order whatever order the guests finish in.

@@ -169,3 +169,39 @@ def test_kvm_only_where_a_boot_proves_it(qemu_run, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_QEMU_MODE", "exit")
     prep = matrix.Prep(str(tmp_path / "build.log"))
     assert prep.accel("x86_64", str(qemu_run.kernel), str(qemu_run.rootfs)) == "tcg"
+
+
+PROGRESS = ("from harness import matrix\n"
+            "matrix.Progress.update('cell 1 booting'); matrix.Progress.update('cell 2 booting')\n"
+            "matrix.log('cell 2 UNEXPECTED')\n")
+
+
+def test_progress_is_one_updating_line_on_a_terminal():
+    import pty
+    import subprocess
+    master, slave = pty.openpty()
+    p = subprocess.run(["/usr/bin/python3", "-c", PROGRESS], cwd=ROOT, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=slave, env=dict(os.environ, PYTHONPATH=ROOT))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert p.returncode == 0
+    text = out.decode()
+    # both updates on the same line (carriage return, erase), the unexpected one on a line of its own
+    assert "\r\x1b[Kcell 1 booting\r\x1b[Kcell 2 booting\r\x1b[Kcell 2 UNEXPECTED" in text
+    assert "cell 1 booting\r\n" not in text
+
+
+def test_progress_is_plain_lines_elsewhere():
+    import subprocess
+    p = subprocess.run(["/usr/bin/python3", "-c", PROGRESS], cwd=ROOT, capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=ROOT))
+    assert p.stderr == "cell 1 booting\ncell 2 booting\ncell 2 UNEXPECTED\n"
