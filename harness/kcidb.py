@@ -41,6 +41,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 
 from harness import ROOT
+from harness.cli import ArgParser
 
 try:
     import jsonschema
@@ -583,16 +584,8 @@ def origin_name(text):
     return text
 
 
-class ArgParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, like bad input."""
-
-    def error(self, message):
-        print(f"kcidb: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None):
-    ap = ArgParser(prog="python3 -m harness.kcidb", description=__doc__.splitlines()[0])
+    ap = ArgParser("kcidb", prog="python3 -m harness.kcidb", description=__doc__.splitlines()[0])
     ap.add_argument("rundir", metavar="RUNDIR", help="a results folder of make matrix")
     ap.add_argument("--origin", type=origin_name, default=ORIGIN, help=f"the CI system's name (default {ORIGIN})")
     ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"), help="the matrix file the run used")

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import xml.etree.ElementTree as ET
 
 from harness import ROOT
+from harness.cli import ArgParser
 from harness import matrixspec  # the matrix.yaml reader and validator
 from harness import arch as harness_arch  # the arch model
 from harness import kcidb  # the series' patchset hash, as KCIDB defines it
@@ -410,7 +411,6 @@ def write_reports(rundir, results, diffs, changes=None):
             table.append([f"{r['arch']} {r['kernel']}"] + [cells.get(k, "-") for k in keys])
         # Transposed: observations as rows read better than 30 columns.
         width = max(len(k) for k in head)
-        cols = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
         for i, k in enumerate(head):
             cellvals = [table[j][i] for j in range(1, len(table))]
             if i == 0:
@@ -576,14 +576,6 @@ def export_results(rundir, matrix_path):
     return ok
 
 
-class ArgParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, like bad input in matrix.yaml."""
-
-    def error(self, message):
-        print(f"matrix: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def bounded_int(lo, hi):
     def parse(text):
         if not re.fullmatch(r"[0-9]{1,7}", text.strip()) or not lo <= int(text) <= hi:
@@ -610,7 +602,7 @@ MAX_JOBS = 64
 
 
 def main():
-    ap = ArgParser(description=__doc__.splitlines()[0])
+    ap = ArgParser("matrix", description=__doc__.splitlines()[0])
     ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"))
     ap.add_argument("--set", default="default", help="a set from matrix.yaml (default, test)")
     ap.add_argument("--only", default="", help="filters: key=value[,key=value...]")

@@ -16,7 +16,6 @@ another matrix), shards of different sets, and with --set a cell outside the set
 (no-result), as is a cell folder left without result.json. Exit 1 if any check is not as
 expected, like make matrix; the last line printed is OUT.
 """
-import argparse
 import copy
 import json
 import os
@@ -25,6 +24,7 @@ import sys
 import time
 
 from harness import ROOT
+from harness.cli import ArgParser
 from harness import kcidb  # check_result: a result.json's shape; the patchset hash
 from harness import matrix
 from harness import matrixspec
@@ -244,16 +244,8 @@ def boot_jobs(results):
             for r in results if "boot_start" in r and "boot_seconds" in r]
 
 
-class ArgParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, like bad input."""
-
-    def error(self, message):
-        print(f"merge: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None):
-    ap = ArgParser(prog="python3 -m harness.merge", description=__doc__.splitlines()[0])
+    ap = ArgParser("merge", prog="python3 -m harness.merge", description=__doc__.splitlines()[0])
     ap.add_argument("dirs", nargs="+", metavar="DIR", help="a shard's results folder")
     ap.add_argument("-o", dest="out", required=True, metavar="OUT", help="the merged run folder (new or empty)")
     ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"), help="the matrix file the shards ran")

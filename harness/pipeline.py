@@ -29,6 +29,7 @@ import sys
 import yaml
 
 from harness import ROOT
+from harness.cli import ArgParser
 from harness import arch as harness_arch  # the boot image's path per arch
 from harness import matrixspec
 
@@ -229,14 +230,6 @@ OUT = {"gitlab": os.path.join("build", "ci", "gitlab-pipeline.yml"),
        "github": os.path.join("build", "ci", "github-workflow.yml")}
 
 
-class ArgParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, like bad input in matrix.yaml."""
-
-    def error(self, message):
-        print(f"pipeline: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def shard_count(text):
     if not re.fullmatch(r"[0-9]{1,3}", text) or not 1 <= int(text) <= MAX_SHARDS:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 1 to {MAX_SHARDS}")
@@ -255,7 +248,7 @@ def matrix_arg(path):
 
 
 def main(argv=None):
-    ap = ArgParser(prog="python3 -m harness.pipeline", description=__doc__.splitlines()[0])
+    ap = ArgParser("pipeline", prog="python3 -m harness.pipeline", description=__doc__.splitlines()[0])
     ap.add_argument("engine", choices=sorted(OUT), help="gitlab: a child pipeline; github: a workflow")
     ap.add_argument("--set", required=True, help="a set of matrix.yaml")
     ap.add_argument("--only", default="", help="filters: key=value[,key=value...] (as make matrix ONLY=)")

@@ -20,7 +20,6 @@ and the payload disk as qemu-run.sh does and runs that argv under a timeout.
 Bad input is one line on stderr and exit 2, and the script is only ever replaced whole (a
 temp file in CELLDIR, then a rename).
 """
-import argparse
 import base64
 import datetime
 import errno
@@ -34,6 +33,8 @@ import stat
 import subprocess
 import sys
 import tarfile
+
+from harness.cli import ArgParser
 
 SCRIPT = "repro-standalone.sh"
 MODES = ("disabled", "permissive", "enforcing")
@@ -647,16 +648,8 @@ verdict "$rc"
 '''
 
 
-class ArgParser(argparse.ArgumentParser):
-    """Bad arguments: one line and exit 2, like bad input."""
-
-    def error(self, message):
-        print(f"repro: error: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def main(argv=None):
-    ap = ArgParser(prog="python3 -m harness.repro", description=__doc__.splitlines()[0])
+    ap = ArgParser("repro", prog="python3 -m harness.repro", description=__doc__.splitlines()[0])
     ap.add_argument("celldir", metavar="CELLDIR", help="the cell's results folder")
     ap.add_argument("--kernel", required=True, metavar="IMAGE", help="the kernel image the boot used")
     ap.add_argument("--rootfs", required=True, metavar="IMG", help="the guest image the boot used")
