@@ -297,6 +297,8 @@ class Spec:
                 sname = key.split("/", 1)[0] if "/" in key else None
                 if sname is not None and sname not in self.scenarios:
                     self.err(pair["except"], key, f"unknown scenario {sname!r} (one of: {', '.join(self.scenarios)})")
+            if not any(x not in self.kernels for x in ks):
+                self.check_agree_expectations(pair, i)
         known = {"kernel": list(self.kernels), "scenario": list(self.scenarios), "arch": arches,
                  "config": sorted({x["config"] for x in self.kernels.values()}), "tree": list(TREES)}
         for name, filters in self.sets.items():
@@ -328,6 +330,34 @@ class Spec:
                              f"does: give it another label", i)
                 produced[key] = i + 1
         return produced
+
+    def runs(self, kname, sname):
+        """Does the kernel run the scenario (either may name the other)?"""
+        k, s = self.kernels[kname], self.scenarios[sname]
+        return ("scenarios" not in k or sname in k["scenarios"]) and ("kernels" not in s or kname in s["kernels"])
+
+    def check_agree_expectations(self, pair, i):
+        """An agree pair must agree in the file too: for every scenario both kernels run,
+        the same expected value (and outcome) for each observation, or the difference is
+        listed under except. Then a run that boots only one of the two (make test boots the
+        references only in make matrix) still holds it to the other's values, which came
+        from real boots."""
+        a, b = pair["kernels"]
+        exc = pair["except"]
+        for sname, s in self.scenarios.items():
+            if not (self.runs(a, sname) and self.runs(b, sname)):
+                continue
+            wants = dict(s.get("expect", {}))
+            wants["outcome"] = s.get("outcome", "ok")
+            for key, v in wants.items():
+                if key in exc or f"{sname}/{key}" in exc:
+                    continue
+                va, vb = expected(v, a), expected(v, b)
+                if key != "outcome" and (va is None or vb is None):
+                    continue
+                if va != vb:
+                    self.err(self.data, "agree", f"entry {i + 1}: {a} and {b} must agree, but {sname}/{key} "
+                             f"expects {va!r} and {vb!r} (list it under except, with the reason)", i)
 
     def check_unobservable(self, sname, s):
         """A kernel whose expected outcome is not ok never runs the probe: an expectation

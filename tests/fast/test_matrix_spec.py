@@ -37,7 +37,7 @@ scenarios:
       klog.x: 0
 agree:
   - kernels: [k1, k2]
-    except: {klog.x: a reason}
+    except: {klog.x: a reason, write.one: k1 answers otherwise}
 sets:
   default: [{}]
   test: [{kernel: k1}]
@@ -126,7 +126,7 @@ def test_malformed_files_one_line(tmp_path, text, line):
 
 # --- accepted, then crashing after the boots ----------------------------------------------
 def test_except_not_a_mapping(tmp_path):
-    refused(tmp_path, BASE.replace("except: {klog.x: a reason}", "except: 5"), "except", 17)
+    refused(tmp_path, BASE.replace("except: {klog.x: a reason, write.one: k1 answers otherwise}", "except: 5"), "except", 17)
 
 
 def test_append_not_a_string(tmp_path):
@@ -149,7 +149,8 @@ def test_append_not_a_string(tmp_path):
     ("kernels: [k1, k2]", "kernels: [k1, k9]", "agree"),
     ("kernels: [k1, k2]", "kernels: [k1, k1]", "agree"),
     ("kernels: [k1, k2]", "kernels: [k1, k2, k2]", "kernels"),
-    ("except: {klog.x: a reason}", "except: {nosuch/klog.x: a reason}", "nosuch/klog.x"),
+    ("except: {klog.x: a reason, write.one: k1 answers otherwise}", "except: {nosuch/klog.x: a reason}",
+     "nosuch/klog.x"),
     ("  k1: {tree", "  ../k1: {tree", "../k1"),
     ("config: selinux, arches", "config: ../../etc/x, arches", "config"),
     ("config: selinux, arches", "config: nosuch, arches", "config"),
@@ -203,6 +204,28 @@ def test_expect_key_no_step_reports(tmp_path, key):
     assert "no step" in msg
 
 
+# --- an agree pair agrees in the file too (make test may boot only one of the two) -------------
+def test_agree_pair_with_different_expectations_refused(tmp_path):
+    msg = refused(tmp_path, BASE.replace(", write.one: k1 answers otherwise}", "}"), "agree")
+    assert "k1 and k2 must agree, but s/write.one expects 'EINVAL' and 'count'" in msg
+
+
+def test_agree_pair_outcomes_compared_too(tmp_path):
+    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
+    text = text.replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
+    text = text.replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
+    text = text.replace("klog.x: 0", "klog.x: {default: 0, k2: null}")
+    msg = refused(tmp_path, text, "agree")
+    assert "s/outcome expects 'ok' and 'freeze'" in msg
+    load(tmp_path, text.replace("except: {klog.x:", "except: {outcome: k2 freezes, klog.x:"))
+
+
+def test_real_matrix_pairs_agree_in_the_file():
+    # the real file: its agree pairs hold on the expected values (load refuses otherwise)
+    spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
+    assert [p["kernels"] for p in spec.agree] == [["6.1-patched-accept", "6.12"], ["6.1-patched", "6.1-stock"]]
+
+
 # --- a kernel that freezes runs no probe: its expectations are refused, not skipped ----------
 def test_expectation_on_a_freezing_kernel_refused(tmp_path):
     text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
@@ -215,6 +238,7 @@ def test_null_says_no_expectation(tmp_path):
     text = text.replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
     text = text.replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
     text = text.replace("klog.x: 0", "klog.x: {default: 0, k2: null}")
+    text = text.replace("except: {klog.x:", "except: {outcome: k2 freezes, klog.x:")
     spec = load(tmp_path, text)
     exp = spec.scenarios["s"]["expect"]
     assert matrixspec.expected(exp["boot.lsm"], "k2") is None
