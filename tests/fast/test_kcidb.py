@@ -421,3 +421,30 @@ def test_kept_schema_is_the_one_its_readme_names():
     assert digest in readme and "kcidb_io/schema/v05_03.py" in readme
     assert re.search(r"`[0-9a-f]{40}`", readme)
     assert kcidb.schema_version() == {"major": 5, "minor": 3}
+
+
+GOLDEN = os.path.join(DATA, "kcidb-verify4.golden.json")
+
+
+def normalised(doc, rundir):
+    """The document with the run folder's place (a temporary folder) as RUN."""
+    return json.loads(json.dumps(doc, sort_keys=True).replace(str(rundir), "RUN"))
+
+
+def test_golden_export_of_a_captured_run(run):
+    # The whole export of five captured real cells, object for object, against the file kept
+    # beside them: a change in what KCIDB receives shows up here, and is read, not missed.
+    # (To renew it after a deliberate change: write normalised(...) to the golden file and
+    # review the diff.)
+    with open(GOLDEN) as f:
+        want = json.load(f)
+    assert normalised(exported(run), run) == want
+
+
+def test_golden_comparison_can_fail(run):
+    # negative control: one observation changed in one cell changes the document
+    edit_result(run, "x86_64.6.1-stock.cfg-disabled",
+                lambda r: r["checks"][1].update(got="something else", **{"pass": False}))
+    with open(GOLDEN) as f:
+        want = json.load(f)
+    assert normalised(exported(run), run) != want
