@@ -26,7 +26,11 @@ info "linux-6.1-patched: copying linux-6.1"
 rm -rf "$DST.tmp"
 mkdir "$DST.tmp"
 # The pristine tree without its own build folders.
-(cd "$SRC" && tar --exclude='./build-*' -cf - .) | tar -xpf - -C "$DST.tmp"
+# A kernel build in the same tree (make test builds in the background) adds a build-*
+# folder while tar reads ".": tar says "file changed as we read it" and exits 1, about a
+# folder it leaves out anyway. Any other failure still stops the script.
+{ (cd "$SRC" && tar --exclude='./build-*' --warning=no-file-changed -cf - .) || [ $? -eq 1 ]; } |
+	tar -xpf - -C "$DST.tmp"
 "$ROOT/scripts/apply-series.sh" "$DIR" "$DST.tmp"
 echo "$sum" >"$DST.tmp/.patched-with"
 # Keep the kernel build folders (build-<arch>-<config>) of the old tree: only what the
