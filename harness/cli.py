@@ -1,5 +1,5 @@
-"""What every command of the package does with bad arguments: one line naming the problem,
-"<command>: error: ...", and exit 2, the same as bad input; never argparse's usage block."""
+"""What every command of the package does with bad arguments or bad input: one line naming
+the problem, "<command>: error: ...", and exit 2; never argparse's usage block or a traceback."""
 import argparse
 import sys
 
@@ -12,3 +12,18 @@ class ArgParser(argparse.ArgumentParser):
     def error(self, message):
         print(f"{self.name}: error: {message}", file=sys.stderr)
         sys.exit(2)
+
+
+def made(name, make, errors):
+    """Run make(), which writes a file and returns its path; print the path as the last line
+    (exit 0), or one line for one of the expected errors or an OSError (exit 2)."""
+    try:
+        path = make()
+    except errors as e:
+        print(f"{name}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{name}: error: {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+    print(path)
+    return 0

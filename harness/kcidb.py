@@ -40,7 +40,7 @@ import tempfile
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-from harness import ROOT
+from harness import LAB_OUTCOMES, ROOT
 from harness.cli import ArgParser
 
 try:
@@ -62,8 +62,9 @@ TREES = {"6.1": ("linux-source-6.1", False),
          "6.1-patched": ("linux-source-6.1", True),
          "6.12": ("linux-source-6.12", False)}
 
-# Outcomes that tell nothing about the kernel, when they are not the expected one.
-LAB_TROUBLE = {"timeout": "ERROR", "no-result": "ERROR", "harness-error": "MISS", "build-error": "MISS"}
+# Lab trouble in KCIDB's words: a boot that started and did not end is ERROR, one that never
+# started (the harness, a build) MISS.
+LAB_TROUBLE = {o: "MISS" if o in ("harness-error", "build-error") else "ERROR" for o in LAB_OUTCOMES}
 
 
 class ExportError(Exception):

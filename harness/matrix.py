@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 import xml.etree.ElementTree as ET
 
-from harness import ROOT
+from harness import LAB_OUTCOMES, ROOT
 from harness.cli import ArgParser
 from harness import matrixspec  # the matrix.yaml reader and validator
 from harness import arch as harness_arch  # the arch model
@@ -239,10 +239,8 @@ def outcome_of(rc):
     return {124: "timeout", 126: "kernel-problem", 127: "no-result", 125: "harness-error"}.get(rc, f"exit-{rc}")
 
 
-# Outcomes that say the lab failed, not the kernel: the guest ran out of time or stopped
-# without a result, or the harness could not start it. Retried once; if they persist
-# they are reported as lab trouble (ERROR), apart from the kernel's verdicts (FAIL).
-LAB_TROUBLE = ("timeout", "no-result", "harness-error")
+# A boot that met lab trouble (harness.LAB_OUTCOMES) is retried once; if it persists it is
+# reported as lab trouble (ERROR), apart from the kernel's verdicts (FAIL).
 
 
 def write_result(cdir, res):
@@ -320,7 +318,7 @@ def run_cell(cell, spec, prep, rundir, args):
                 "# or boot it by hand (after make kernel/rootfs):\n%s\n"
                 % (kname, arch, sname, " ".join(shlex.quote(c) for c in cmd)))
     outcome, harness, boot_start, boot_s = boot(cmd, cdir)
-    if outcome in LAB_TROUBLE and outcome != expected_outcome and args.retries:
+    if outcome in LAB_OUTCOMES and outcome != expected_outcome and args.retries:
         # Once more before anyone reads it as the kernel's doing; the first try is kept.
         log(f"{arch} {kname} {sname}: lab trouble ({outcome}), booting it once more")
         res["first_try"] = {"outcome": outcome, "harness": harness, "seconds": round(boot_s, 1)}
@@ -333,7 +331,7 @@ def run_cell(cell, spec, prep, rundir, args):
     res["boot_seconds"] = round(boot_s, 1)
     res["timeouts"] = {"boot": boot_timeout, "total": timeout}
     res["seconds"] = round(time.time() - start, 1)
-    lab = outcome in LAB_TROUBLE and outcome != expected_outcome
+    lab = outcome in LAB_OUTCOMES and outcome != expected_outcome
     outcome_check = {"name": "outcome", "expected": expected_outcome, "got": outcome,
                      "pass": outcome == expected_outcome}
     if lab:

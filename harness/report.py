@@ -28,9 +28,9 @@ import re
 import sys
 import urllib.parse
 
-# Outcomes that say the lab failed, not the kernel: when the cell did not expect them,
-# the cell's verdict is "lab trouble", which asks for a rerun rather than a kernel fix.
-LAB_OUTCOMES = ("timeout", "no-result", "harness-error", "build-error")
+from harness import LAB_OUTCOMES
+from harness.cli import made
+
 
 # Verdict -> (background, text colour). Each background is a solid colour used nowhere
 # else on the page, so a screenshot's grid cells can be counted by colour.
@@ -541,18 +541,11 @@ def main(argv):
     if len(argv) != 1 or argv[0].startswith("-"):
         print("usage: python3 -m harness.report RUNDIR", file=sys.stderr)
         return 2
-    try:
-        run = load_run(argv[0])
+    def make():
         out = os.path.join(argv[0], "index.html")
-        write_atomic(out, render_page(run))
-    except ReportError as e:
-        print(f"report: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"report: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
-    print(out)
-    return 0
+        write_atomic(out, render_page(load_run(argv[0])))
+        return out
+    return made("report", make, ReportError)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tarfile
 
-from harness.cli import ArgParser
+from harness.cli import ArgParser, made
 
 SCRIPT = "repro-standalone.sh"
 MODES = ("disabled", "permissive", "enforcing")
@@ -661,17 +661,9 @@ def main(argv=None):
     ap.add_argument("--timeout", default="300", metavar="S", help="qemu-run.sh's --timeout (default 300)")
     args = ap.parse_args(argv)
     timeout = int(args.timeout) if re.fullmatch(r"[0-9]{1,6}", args.timeout) else args.timeout
-    try:
-        path = write_standalone(args.celldir, args.kernel, args.rootfs, args.files, args.argv, args.config,
-                                args.payload, args.selinux_mode, timeout)
-    except ReproError as e:
-        print(f"repro: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"repro: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
-    print(path)
-    return 0
+    return made("repro", lambda: write_standalone(args.celldir, args.kernel, args.rootfs, args.files, args.argv,
+                                                   args.config, args.payload, args.selinux_mode, timeout),
+                ReproError)
 
 
 if __name__ == "__main__":
