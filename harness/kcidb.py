@@ -36,11 +36,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-from harness import LAB_OUTCOMES, ROOT
+from harness import LAB_OUTCOMES, ROOT, atomic
 from harness.cli import ArgParser
 
 try:
@@ -562,21 +561,10 @@ def problems(doc):
 # --- the command -----------------------------------------------------------------------------------
 
 def write_atomic(path, doc):
-    """The whole document or nothing: a temporary file in the same folder, then a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".kcidb.", suffix=".tmp", dir=folder)
+        atomic.write_json(path, doc)
     except OSError as e:
-        raise ExportError(f"cannot write in {folder}: {e.strerror}")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as e:
-        os.unlink(tmp)
-        raise ExportError(f"cannot write {path}: {e.strerror}")
+        raise ExportError(f"cannot write in {os.path.dirname(os.path.abspath(path))}: {e.strerror}")
 
 
 def origin_name(text):

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 import xml.etree.ElementTree as ET
 
-from harness import LAB_OUTCOMES, ROOT
+from harness import LAB_OUTCOMES, ROOT, atomic
 from harness.cli import ArgParser
 from harness import matrixspec  # the matrix.yaml reader and validator
 from harness import arch as harness_arch  # the arch model
@@ -244,10 +244,7 @@ def outcome_of(rc):
 
 
 def write_result(cdir, res):
-    tmp = os.path.join(cdir, ".result.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(res, f, indent=1)
-    os.replace(tmp, os.path.join(cdir, "result.json"))
+    atomic.write_json(os.path.join(cdir, "result.json"), res)
 
 
 def console_tail(path, n=30):
@@ -258,7 +255,7 @@ def console_tail(path, n=30):
         return ""
 
 
-def boot(cmd, cdir):
+def boot(cmd):
     """One boot through qemu-run.sh: (outcome, qemu-run.sh's stderr, start, seconds)."""
     start = time.time()
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -317,14 +314,14 @@ def run_cell(cell, spec, prep, rundir, args):
         f.write("#!/bin/sh\n# Re-run this cell alone:\n#   make matrix ONLY=kernel=%s,arch=%s,scenario=%s\n"
                 "# or boot it by hand (after make kernel/rootfs):\n%s\n"
                 % (kname, arch, sname, " ".join(shlex.quote(c) for c in cmd)))
-    outcome, harness, boot_start, boot_s = boot(cmd, cdir)
+    outcome, harness, boot_start, boot_s = boot(cmd)
     if outcome in LAB_OUTCOMES and outcome != expected_outcome and args.retries:
         # Once more before anyone reads it as the kernel's doing; the first try is kept.
         log(f"{arch} {kname} {sname}: lab trouble ({outcome}), booting it once more")
         res["first_try"] = {"outcome": outcome, "harness": harness, "seconds": round(boot_s, 1)}
         if os.path.exists(console):
             os.replace(console, os.path.join(cdir, "console.first-try.log"))
-        outcome, harness, boot_start, boot_s = boot(cmd, cdir)
+        outcome, harness, boot_start, boot_s = boot(cmd)
     res["outcome"] = outcome
     res["harness"] = harness
     res["boot_start"] = round(boot_start, 3)
@@ -499,10 +496,7 @@ def write_run_json(rundir, set_name, start, results, diffs, prep, baseline, only
            "baseline": os.path.relpath(baseline, rundir) if baseline else None,
            "agree": diffs, "builds": [{k: v for k, v in b.items() if k != "key"} for b in prep.builds],
            "jobs": jobs}
-    tmp = os.path.join(rundir, ".run.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, os.path.join(rundir, "run.json"))
+    atomic.write_json(os.path.join(rundir, "run.json"), doc)
 
 
 def verdicts(results):

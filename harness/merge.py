@@ -17,13 +17,12 @@ another matrix), shards of different sets, and with --set a cell outside the set
 expected, like make matrix; the last line printed is OUT.
 """
 import copy
-import json
 import os
 import shutil
 import sys
 import time
 
-from harness import ROOT
+from harness import ROOT, atomic
 from harness.cli import ArgParser
 from harness import kcidb  # check_result: a result.json's shape; the patchset hash
 from harness import matrix
@@ -230,10 +229,7 @@ def run_json(out, set_name, runs, cells, diffs, only=""):
            "baseline": None, "agree": diffs, "builds": list(builds.values()),
            "jobs": sorted(jobs, key=lambda j: j["start"]),
            "shards": [os.path.basename(d) for d in runs]}
-    tmp = os.path.join(out, ".run.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, os.path.join(out, "run.json"))
+    atomic.write_json(os.path.join(out, "run.json"), doc)
 
 
 def boot_jobs(results):

@@ -28,7 +28,7 @@ import sys
 
 import yaml
 
-from harness import ROOT
+from harness import ROOT, atomic
 from harness.cli import ArgParser
 from harness import arch as harness_arch  # the boot image's path per arch
 from harness import matrixspec
@@ -303,12 +303,8 @@ def header(command, plan):
 
 
 def write(path, text):
-    """All or nothing: a temporary file beside it, then a rename."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    atomic.write_text(path, text)
 
 
 if __name__ == "__main__":

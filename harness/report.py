@@ -28,7 +28,7 @@ import re
 import sys
 import urllib.parse
 
-from harness import LAB_OUTCOMES
+from harness import LAB_OUTCOMES, atomic
 from harness.cli import made
 
 
@@ -525,15 +525,9 @@ observations, console and reproducer.</p>
 
 
 def write_atomic(path, text):
-    """The page appears whole or not at all: a reader never sees half of it."""
-    tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
+        atomic.write_text(path, text)
     except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise ReportError(f"{path}: {e.strerror}") from None
 
 

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tarfile
 
+from harness import atomic
 from harness.cli import ArgParser, made
 
 SCRIPT = "repro-standalone.sh"
@@ -366,18 +367,10 @@ def write_standalone(celldir, kernel, rootfs, files, argv, config, payload=None,
 
 
 def write_atomic(path, text):
-    """The script appears whole or not at all (a reader, or a crash, never sees half)."""
-    tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(text)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+        return atomic.write_text(path, text, mode=0o755, errors="surrogateescape")
     except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise ReproError(f"{path}: {e.strerror}") from None
-    return path
 
 
 # The script. @KEY@ are filled in by render(); everything else is bash as it runs.
