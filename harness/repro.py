@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tarfile
 
-from harness import atomic
+from harness import ROOT, atomic
 from harness.cli import ArgParser, made
 
 SCRIPT = "repro-standalone.sh"
@@ -296,8 +296,20 @@ def comment(text):
     return re.sub(r"[^\x20-\x7e]", "?", text)
 
 
+def kernel_problem_pattern():
+    """qemu-run.sh's pattern of a kernel problem on the console, taken from qemu-run.sh
+    itself, so the reproducer judges a console as the run did."""
+    with open(os.path.join(ROOT, "qemu-run.sh")) as f:
+        m = re.search(r"^bad=\$\(grep -nE '([^']+)'", f.read(), re.M)
+    if not m:
+        raise ReproError("qemu-run.sh: no kernel-problem pattern (a line starting \"bad=$(grep -nE '\")")
+    return m.group(1)
+
+
 def render(v):
-    """The script: TEMPLATE with each @KEY@ filled in from V."""
+    """The script: TEMPLATE with each @KEY@ filled in from V (and qemu-run.sh's pattern)."""
+    v = dict(v, KERNEL_PROBLEM=kernel_problem_pattern())
+
     def fill(m):
         return v[m.group(1)]
     return re.sub(r"@([A-Z0-9_]+)@", fill, TEMPLATE)
@@ -545,7 +557,7 @@ verdict() {
 		cat "$work/results"
 		result=$(tail -1 "$work/results" | sed -n 's/^HARNESS-EXIT \([0-9]*\)$/\1/p')
 	fi
-	bad=$(grep -nE 'Kernel panic - not syncing|Oops: |Internal error: Oops|kernel BUG at|BUG: (kernel|unable|scheduling|sleeping|KASAN|soft lockup|Bad page|workqueue|spinlock|using)|WARNING: CPU: [0-9]+ PID: [0-9]+|general protection fault|Unable to handle kernel' \
+	bad=$(grep -nE '@KERNEL_PROBLEM@' \
 		"$log" | head -5 || true)
 	if [ -n "$bad" ]; then
 		echo "repro: kernel problem on the console:" >&2

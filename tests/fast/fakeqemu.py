@@ -9,6 +9,7 @@ qemu-img says the backing file is; then it behaves as FAKE_QEMU_MODE says:
   exit         exit at once with status 0 (an interactive session that ended)
   sleep        run until killed (a guest that never ends)
   booted-sleep the same, after systemd's "Starting harness.service" line on the console
+$FAKE_QEMU_CONSOLE, if set, is written to the console (-serial file:) first, in any mode.
   ignore-term  the same, ignoring TERM (only KILL ends it)
 Its pid goes to $FAKE_QEMU_PIDFILE. `--version` alone prints $FAKE_QEMU_VERSION (or a fake
 version) and exits, recording nothing.
@@ -63,12 +64,14 @@ if os.environ.get("FAKE_QEMU_PIDFILE"):
 mode = os.environ.get("FAKE_QEMU_MODE", "result")
 if mode == "ignore-term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+console = os.environ.get("FAKE_QEMU_CONSOLE", "")
 if mode == "booted-sleep":
     # systemd's line as it starts the payload's service, on the console, then nothing more
-    for i, a in enumerate(args[:-1]):
-        if a == "-serial" and args[i + 1].startswith("file:"):
-            with open(args[i + 1][5:], "a") as f:
-                f.write("         Starting \x1b[0;1;39mharness.service\x1b[0m - qemu-run.sh test payload...\n")
+    console += "         Starting \x1b[0;1;39mharness.service\x1b[0m - qemu-run.sh test payload...\n"
+for i, a in enumerate(args[:-1]):
+    if console and a == "-serial" and args[i + 1].startswith("file:"):
+        with open(args[i + 1][5:], "a") as f:
+            f.write(console)
 if mode in ("sleep", "ignore-term", "booted-sleep"):
     while True:
         time.sleep(0.05)

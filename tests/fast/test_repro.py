@@ -181,6 +181,23 @@ def test_log_option_keeps_the_console(cell, tmp_path):
     assert cell.qr.starts()[1]["argv"][-1] == f"file:{log}"
 
 
+@pytest.mark.parametrize("line,status", [
+    ("Kernel panic - not syncing: Attempted to kill init!\n", 126),
+    ("WARNING: CPU: 1 PID: 1 at security/selinux/hooks.c:7000 selinux_init+0x1/0x2\n", 126),
+    # negative control: a user-space line that only mentions a panic is the payload's business
+    ("systemd[1]: no kernel panic here\n", 3),
+])
+def test_a_kernel_problem_is_judged_as_qemu_run_judges_it(cell, line, status):
+    # the script takes qemu-run.sh's own pattern, so both give the same verdict on a console
+    script = cell.standalone()
+    r = cell.repro(script, FAKE_QEMU_CONSOLE=line)
+    assert r.returncode == status, r.stderr
+    assert cell.qr.run("--exec", "true", exit_status=3, timeout=30).returncode == 3
+    env_run = subprocess.run(cell.qr.args("--exec", "true"), env=dict(cell.qr.env, FAKE_QEMU_CONSOLE=line,
+                             FAKE_QEMU_EXIT="3"), capture_output=True, text=True, timeout=30)
+    assert env_run.returncode == status, env_run.stderr
+
+
 def test_timeout_kills_the_guest(cell):
     r = cell.generate("--timeout", "1")
     assert r.returncode == 0, r.stderr
