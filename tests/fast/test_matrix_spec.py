@@ -204,6 +204,14 @@ def test_expect_key_no_step_reports(tmp_path, key):
     assert "no step" in msg
 
 
+# k2 freezes in scenario s and says it expects nothing of its probe (which never runs)
+K2_FREEZES = (BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
+              .replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
+              .replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
+              .replace("klog.x: 0", "klog.x: {default: 0, k2: null}"))
+OUTCOME_EXCEPTED = ("except: {klog.x:", "except: {outcome: k2 freezes, klog.x:")
+
+
 # --- an agree pair agrees in the file too (make test may boot only one of the two) -------------
 def test_agree_pair_with_different_expectations_refused(tmp_path):
     msg = refused(tmp_path, BASE.replace(", write.one: k1 answers otherwise}", "}"), "agree")
@@ -211,13 +219,9 @@ def test_agree_pair_with_different_expectations_refused(tmp_path):
 
 
 def test_agree_pair_outcomes_compared_too(tmp_path):
-    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
-    text = text.replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
-    text = text.replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
-    text = text.replace("klog.x: 0", "klog.x: {default: 0, k2: null}")
-    msg = refused(tmp_path, text, "agree")
+    msg = refused(tmp_path, K2_FREEZES, "agree")
     assert "s/outcome expects 'ok' and 'freeze'" in msg
-    load(tmp_path, text.replace("except: {klog.x:", "except: {outcome: k2 freezes, klog.x:"))
+    load(tmp_path, K2_FREEZES.replace(*OUTCOME_EXCEPTED))
 
 
 def test_real_matrix_pairs_agree_in_the_file():
@@ -234,12 +238,7 @@ def test_expectation_on_a_freezing_kernel_refused(tmp_path):
 
 
 def test_null_says_no_expectation(tmp_path):
-    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, k2: freeze}\n")
-    text = text.replace("boot.lsm: capability", "boot.lsm: {default: capability, k2: null}")
-    text = text.replace("write.one: {default: count, k1: EINVAL}", "write.one: {k1: EINVAL}")
-    text = text.replace("klog.x: 0", "klog.x: {default: 0, k2: null}")
-    text = text.replace("except: {klog.x:", "except: {outcome: k2 freezes, klog.x:")
-    spec = load(tmp_path, text)
+    spec = load(tmp_path, K2_FREEZES.replace(*OUTCOME_EXCEPTED))
     exp = spec.scenarios["s"]["expect"]
     assert matrixspec.expected(exp["boot.lsm"], "k2") is None
     assert matrixspec.expected(exp["boot.lsm"], "k1") == "capability"
