@@ -150,6 +150,18 @@ if [ -f "$img" ]; then
 	exit 0
 fi
 
+# An arch without a qemu-user binary has its second stage run by the host itself, which
+# must then run that arch's programs: amd64 runs i386 ones only while the kernel's IA32
+# emulation is on (Debian's qemu-user-static registers no i386 handler on amd64). Asked
+# with one of our own static programs, so the answer is one line, not debootstrap's log.
+if [ -z "$QEMU_USER" ] && [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ]; then
+	gdir=$("$ROOT/scripts/guest.sh" "$A" | tail -1) || die "building the guest programs for $A failed"
+	if ! "$gdir/selinux-probe" >/dev/null 2>"$CACHE/rootfs/.exec-$A.log"; then
+		die "this host cannot run $DEB_ARCH programs ($(grep -o '[^:]*$' "$CACHE/rootfs/.exec-$A.log" | head -1 | sed 's/^ *//')): debootstrap's second stage needs them (the kernel's IA32 emulation, or a binfmt handler)"
+	fi
+	rm -f "$CACHE/rootfs/.exec-$A.log"
+fi
+
 # binfmt_misc for foreign arches: debootstrap's second stage runs arm64 binaries.
 if [ -n "$QEMU_USER" ]; then
 	if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
