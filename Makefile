@@ -60,9 +60,9 @@ test: ## both tiers of the suite (fast, then builds and boots); ends with pytest
 	@mkdir -p results/test
 	@cd tests && /usr/bin/python3 -m pytest -v --junitxml=../results/test/junit.xml fast slow $(if $(TESTS),-k "$(TESTS)")
 
-check: ## the fast tier only: no kernel build, no boot
-	@scripts/need.sh $(TEST_PKGS)
-	@cd tests && /usr/bin/python3 -m pytest -q fast
+check: ## the fast tier only: no kernel build, no boot; one pytest worker per core
+	@scripts/need.sh $(TEST_PKGS) python3-pytest-xdist
+	@cd tests && /usr/bin/python3 -m pytest -q -n auto fast
 
 ci-pipeline: ## the GitLab CI child pipeline of SET (ONLY=, SHARDS=); prints its path (docs/ci.md)
 	@scripts/need.sh python3 python3-yaml python3-jsonschema

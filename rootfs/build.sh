@@ -174,7 +174,20 @@ if [ -n "$QEMU_USER" ]; then
 fi
 
 mkdir -p "$CACHE/rootfs"
-work=$(mktemp -d "$CACHE/rootfs/.work-$A-XXXXXX")
+# A 32-bit arch's programs under qemu-user get EOVERFLOW from ext4's 64-bit directory
+# offsets (armhf's semodule: "Value too large for defined data type", and the policy
+# package fails to configure), so its tree is made in tmpfs, whose offsets fit.
+workbase=$CACHE/rootfs
+if [ -n "$QEMU_USER" ]; then
+	need_pkgs dpkg-dev
+	if [ "$(dpkg-architecture -a "$DEB_ARCH" -qDEB_HOST_ARCH_BITS 2>/dev/null)" = 32 ]; then
+		workbase=/dev/shm
+		free_kib=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')
+		[ "${free_kib:-0}" -ge 2097152 ] ||
+			die "$A is 32-bit: its tree is built in /dev/shm (tmpfs), which needs 2 GiB free (has ${free_kib:-no} KiB)"
+	fi
+fi
+work=$(mktemp -d "$workbase/.work-$A-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dir=$work/root
 pkgs=$(grep -v '^#' "$HERE/packages" | grep -v '^[[:space:]]*$' | paste -sd,)
