@@ -1,10 +1,11 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [ARCH...]
+#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [--rows FILE] [ARCH...]
 #     ARCH: default every arch of configs/arch/<arch>.yaml; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
 #     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
-#     --no-defconfigs: without it (what the rerun line of failed builds uses).
+#     --no-defconfigs: without it (what the rerun line of failed builds uses); --rows: where
+#     the rows go for python3 -m harness.archmerge (default results/arch-check/rows.tsv).
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then the check.config options of the arch's data
 # file where it has them, in both trees; i386's turns -Werror off), built through security/ and
@@ -19,7 +20,7 @@
 # listed as BASE BROKEN with the first error, and not counted against the series.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-images=yes builds=yes check_defconfigs=yes tree=6.1-patched
+images=yes builds=yes check_defconfigs=yes tree=6.1-patched rows_file=$ROOT/results/arch-check/rows.tsv
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-image) images=no ;;
@@ -29,7 +30,11 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || die "--tree needs a name (6.1-patched or 6.1)"
 		tree=$2
 		shift ;;
-	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME)" ;;
+	--rows)
+		[ -n "${2:-}" ] || die "--rows needs a file name"
+		rows_file=$2
+		shift ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE)" ;;
 	*) break ;;
 	esac
 	shift
@@ -55,13 +60,37 @@ need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
 export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
-rows=()
-# A finished row goes into the table at the end and, as progress, out at once.
-row() {
-	rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")")
-	info "done: $1 $3: $4 in $5 (${#rows[@]} rows, $((SECONDS - total))s so far)"
+rows=() tsv=()
+# The fields as one tab-separated line; a tab, newline or backslash in a field (a compiler's
+# error line may hold one) is escaped, so a reader gets the fields back exactly as printed.
+tsv_line() {
+	local f line esc=()
+	for f in "$@"; do
+		f=${f//\\/\\\\} f=${f//$'\t'/\\t}
+		esc+=("${f//$'\n'/\\n}")
+	done
+	printf -v line '%s\t' "${esc[@]}"
+	printf '%s' "${line%$'\t'}"
 }
 fails=0 broken=0 failed_arches="" failed_defconfigs=no
+# row KIND COUNTED ARCH COMPILER BUILT RESULT TIME NOTE: a finished row goes into the table
+# at the end and, as progress, out at once. KIND: arch or defconfig; COUNTED: failed, broken
+# (before the series) or -. The counts come from here only, so the rows file, which records
+# both, holds all that the summary and the rerun lines are made of (harness/archmerge.py
+# makes the same table from several runs' rows).
+row() {
+	local kind=$1 counted=$2
+	shift 2
+	case $counted in
+	failed)
+		fails=$((fails + 1))
+		if [ "$kind" = arch ]; then failed_arches="$failed_arches $1"; else failed_defconfigs=yes; fi ;;
+	broken) broken=$((broken + 1)) ;;
+	esac
+	rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")")
+	tsv+=("$(tsv_line "$kind" "$counted" "$@")")
+	info "done: $1 $3: $4 in $5 (${#rows[@]} rows, $((SECONDS - total))s so far)"
+}
 total=$SECONDS
 
 # build TREE ARCH TARGETS...: defconfig + LSMs, then the targets, output in check.log.
@@ -113,7 +142,7 @@ for a in "${arches[@]}"; do
 	start=$SECONDS
 	if [ -n "$CROSS_PKG" ] && ! [[ $(dpkg-query -W -f='${Status}' "$CROSS_PKG" 2>/dev/null) == *"ok installed"* ]]; then
 		if ! apt-cache show "$CROSS_PKG" >/dev/null 2>&1; then
-			row "$a" "-" "-" "not built" "-" "Debian bookworm has no $CROSS_PKG"
+			row arch - "$a" "-" "-" "not built" "-" "Debian bookworm has no $CROSS_PKG"
 			continue
 		fi
 		need_pkgs "$CROSS_PKG"
@@ -132,8 +161,7 @@ for a in "${arches[@]}"; do
 	fi
 	# 3: built, or stopped before building, without SELinux; 1: the build failed.
 	if [ "$rc" -eq 3 ]; then
-		fails=$((fails + 1)) failed_arches="$failed_arches $a"
-		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" \
+		row arch failed "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" \
 			"$(tail -1 "$o/check.log" | sed 's/^arch-check: //'), so the series was not built (log: ${o#"$ROOT"/}/check.log)"
 		continue
 	fi
@@ -142,13 +170,11 @@ for a in "${arches[@]}"; do
 		# Broken before the series? Then the series is not what a packager must look at.
 		if [ "$tree" != 6.1 ] && ! build 6.1 "$a" "${targets[@]}" &&
 			[ "$(first_error "$BUILD/src/linux-6.1/build-archcheck-$a/check.log")" = "$err" ]; then
-			broken=$((broken + 1))
-			row "$a" "gcc $cc" "$what" "BASE BROKEN" "$((SECONDS - start))s" \
+			row arch broken "$a" "gcc $cc" "$what" "BASE BROKEN" "$((SECONDS - start))s" \
 				"unpatched 6.1 fails the same way: $err (log: ${o#"$ROOT"/}/check.log)"
 			continue
 		fi
-		fails=$((fails + 1)) failed_arches="$failed_arches $a"
-		row "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" "$err (log: ${o#"$ROOT"/}/check.log)"
+		row arch failed "$a" "gcc $cc" "$what" "FAILED" "$((SECONDS - start))s" "$err (log: ${o#"$ROOT"/}/check.log)"
 		continue
 	fi
 	gone=$(vanished "$o")
@@ -170,11 +196,10 @@ for a in "${arches[@]}"; do
 	new=$(wc -l <"$o/new-warnings")
 	[ -z "$CHECK_CONFIG" ] || note="${note:+$note; }also merged: $(echo "$CHECK_CONFIG" | paste -sd' ')"
 	if [ "$new" -gt 0 ]; then
-		fails=$((fails + 1)) failed_arches="$failed_arches $a"
-		row "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
+		row arch failed "$a" "gcc $cc" "$what" "NEW WARN" "$((SECONDS - start))s" \
 			"$new warnings not in the unpatched build: ${o#"$ROOT"/}/new-warnings; $note"
 	else
-		row "$a" "gcc $cc" "$what" "ok" "$((SECONDS - start))s" "$note"
+		row arch - "$a" "gcc $cc" "$what" "ok" "$((SECONDS - start))s" "$note"
 	fi
 done
 
@@ -212,9 +237,9 @@ wait
 for d in "${defconfigs[@]}"; do
 	k=${d%%:*} c=${d#*:}
 	r=$(cat "$T/build-defconfig-$k-$c/result" 2>/dev/null || echo "FAILED|?")
-	res=${r%|*}
-	[ "$res" = ok ] || { fails=$((fails + 1)) failed_defconfigs=yes; }
-	row "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "runtime disable off" || echo "linux-$tree builds runtime disable from it")"
+	res=${r%|*} counted=-
+	[ "$res" = ok ] || counted=failed
+	row defconfig "$counted" "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "runtime disable off" || echo "linux-$tree builds runtime disable from it")"
 done
 
 # The table, the command that reruns what failed, the summary: on stdout, and in
@@ -230,9 +255,23 @@ report() {
 	[ "$failed_defconfigs" = no ] || echo "rerun the defconfig check: $cmd --defconfigs-only${opts%% --no-image}"
 	summary="$fails failed"
 	[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
-	echo "$summary, $((SECONDS - total))s"
+	echo "$summary, ${elapsed}s"
 }
+# The rows for python3 -m harness.archmerge, which makes this table from the rows of several
+# runs (the fleet's job per arch): the run's settings, then each row's fields, counted or not.
+rows_tsv() {
+	printf '%s\n' '# scripts/arch-check.sh rows (docs/arch-check.md), tab-separated, \\ \t \n escaped:' \
+		'# run TREE IMAGES BUILDS DEFCONFIGS HARNESS_ARCH_DIR SECONDS' \
+		'# arch|defconfig failed|broken|- ARCH COMPILER BUILT RESULT TIME NOTE'
+	tsv_line run "$tree" "$images" "$builds" "$check_defconfigs" "${HARNESS_ARCH_DIR:-}" "$elapsed"
+	echo
+	[ ${#tsv[@]} -eq 0 ] || printf '%s\n' "${tsv[@]}"
+}
+elapsed=$((SECONDS - total))
 mkdir -p "$ROOT/results/arch-check"
 report | tee "$ROOT/results/arch-check/table.txt.tmp"
 mv "$ROOT/results/arch-check/table.txt.tmp" "$ROOT/results/arch-check/table.txt"
+mkdir -p "$(dirname "$rows_file")"
+rows_tsv >"$rows_file.tmp"
+mv "$rows_file.tmp" "$rows_file"
 [ "$fails" -eq 0 ]

@@ -164,7 +164,8 @@ t_arch_check_new_warning_counted() {
 # Negative control for the build step: riscv64's compiler behind a wrapper that fails on
 # kernel/bounds.c, the first object kbuild compiles (so each build stops within seconds).
 # An error of the patched tree that the unpatched one does not share must fail the arch and
-# the run; the same error in both trees is BASE BROKEN, listed and not counted.
+# the run; the same error in both trees is BASE BROKEN, listed and not counted. The run's rows
+# file, merged alone by harness/archmerge.py (as the fleet's table job does), gives its table.
 t_arch_check_build_failure_counted() {
 	"$S/need.sh" gcc-riscv64-linux-gnu
 	d=$(mktemp -d)
@@ -193,7 +194,8 @@ t_arch_check_build_failure_counted() {
 		'check: {defconfig: defconfig, config: ["# CONFIG_SECURITY_SELINUX is not set"]}' >"$d/noselinux.yaml"
 	rc=0
 	# --no-defconfigs: the defconfig part has its own test and control (2 min saved).
-	out=$(HARNESS_ARCH_DIR=$d "$S/arch-check.sh" --no-image --no-defconfigs fault_patched fault_both noselinux 2>&1) || rc=$?
+	out=$(HARNESS_ARCH_DIR=$d "$S/arch-check.sh" --no-image --no-defconfigs --rows "$d/job/rows.tsv" \
+		fault_patched fault_both noselinux 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
 	echo "$out" | grep -qE '^fault_patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
@@ -205,6 +207,19 @@ t_arch_check_build_failure_counted() {
 	echo "$out" | grep -qx "rerun the failed builds: HARNESS_ARCH_DIR=$d .*arch-check.sh --no-image --no-defconfigs fault_patched noselinux" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
 	grep -q '^fault_patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
+	# The rows file (--rows), what harness/archmerge.py merges for the fleet: the run's
+	# settings, each row counted as the summary counted it; merged alone, it gives this run's
+	# table byte for byte (the merged time, the sum of the runs', is this run's).
+	awk -F'\t' -v d="$d" '$1 == "run" { ok = $2 == "6.1-patched" && $3 == "no" && $4 == "yes" && $5 == "no" && $6 == d }
+		END { exit !ok }' "$d/job/rows.tsv" || { echo "not ok: the rows file's run line"; return 1; }
+	[ "$(awk -F'\t' '$1 == "arch" { print $2, $3, $6 }' "$d/job/rows.tsv")" = "$(printf '%s\n' \
+		"failed fault_patched FAILED" "broken fault_both BASE BROKEN" "failed noselinux FAILED")" ] ||
+		{ echo "not ok: the rows file's rows"; return 1; }
+	rc=0
+	PYTHONPATH=$ROOT /usr/bin/python3 -m harness.archmerge "$d/job" -o "$d/merged" >/dev/null || rc=$?
+	[ "$rc" -eq 1 ] || { echo "not ok: the merge of a failed run exited $rc"; return 1; }
+	cmp "$d/merged/table.txt" "$ROOT/results/arch-check/table.txt" ||
+		{ echo "not ok: the merged table is not the run's"; return 1; }
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
