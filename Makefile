@@ -72,6 +72,11 @@ merge: ## merge shard results (DIRS="results/shard-*") into OUT=results/merged, 
 	@scripts/need.sh python3 python3-yaml python3-jsonschema
 	@PYTHONPATH=. /usr/bin/python3 -m harness.merge $(or $(DIRS),results/shard-*) -o "$(or $(OUT),results/merged)"
 
+.PHONY: ci-arch-check
+ci-arch-check: ## arch-check as GitLab CI jobs, one per arch (ARCHES=), and the merged table; SET= adds the matrix (docs/ci.md)
+	@scripts/need.sh python3 python3-yaml python3-jsonschema
+	@PYTHONPATH=. /usr/bin/python3 -m harness.pipeline gitlab --arch-check $(if $(ARCHES),--arches "$(ARCHES)") $(if $(SET),--set "$(SET)" $(if $(ONLY),--only "$(ONLY)") $(if $(SHARDS),--shards "$(SHARDS)"))
+
 bench: ## measure build, boot and test times; prints a table
 	@scripts/bench.sh
 

@@ -3,6 +3,7 @@ pipeline or GitHub Actions workflow that builds, boots and merges a set of matri
 
     python3 -m harness.pipeline gitlab --set NAME [--only F] [--shards N] [--matrix FILE] [-o FILE]
     python3 -m harness.pipeline github --set NAME [--only F] [--shards N] [--matrix FILE] [-o FILE]
+    python3 -m harness.pipeline gitlab|github [--set NAME ...] --arch-check [--arches A,B]
 
 writes the file (default build/ci/gitlab-pipeline.yml, build/ci/github-workflow.yml) and
 prints its path as the last line. Bad input: one line, exit 2.
@@ -12,6 +13,12 @@ folder cut to what a boot needs (boot image, vmlinux, .config); a job per guest 
 boot job per shard, which needs exactly the builds its cells use and runs
 `scripts/matrix.sh --shard I/N --prebuilt`; a merge job (python3 -m harness.merge) whose
 junit.xml is the test report.
+
+With --arch-check (alone or beside --set): make arch-check as jobs, one per arch
+(scripts/arch-check.sh --no-defconfigs ARCH, full image included where the arch's data file
+names one) and one for the defconfig rows (--defconfigs-only), each keeping its rows in its
+own folder, results/arch-check-<job>/, and a table job that merges them (python3 -m
+harness.archmerge) into results/arch-check/table.txt, the table one run would print.
 
 The guest image is not an artifact: it is a 2 GiB sparse file (about 250 MB of data, and a
 second layer as large), past GitLab's default artifact size limit of 100 MB, and an archive
@@ -34,8 +41,9 @@ from harness import arch as harness_arch  # the boot image's path per arch
 from harness import matrixspec
 
 # GitLab refuses a job with more than 50 needs (its default limit): the merge job needs
-# every shard.
-MAX_SHARDS = 50
+# every shard, the arch-check table job every arch-check job.
+MAX_NEEDS = 50
+MAX_SHARDS = MAX_NEEDS
 IMAGE = "debian:bookworm"  # the docker runner's image; a shell runner ignores it
 
 
@@ -126,16 +134,65 @@ def kimage(arch):
     return harness_arch.load(arch).kimage
 
 
+# --- arch-check --------------------------------------------------------------------------------
+
+ARCH_CHECK_TABLE = "results/arch-check"  # where a single run keeps its table.txt too
+
+
+def arch_check_jobs(arches):
+    """[(job, arch-check.sh's arguments)]: a job per arch, then the defconfig rows' job."""
+    return [(a, f"--no-defconfigs {a}") for a in arches] + [("defconfigs", "--defconfigs-only")]
+
+
+def arch_check_folder(job):
+    # Its own folder per job: the table job receives all of them side by side.
+    return f"results/arch-check-{job}"
+
+
+def arch_check_script(job, args):
+    return [f"scripts/arch-check.sh --rows {arch_check_folder(job)}/rows.tsv {args}"]
+
+
+def arch_table_script(jobs):
+    # Every folder by name: a job that left no rows is refused by name, not silently left out.
+    folders = " ".join(arch_check_folder(j) for j, _ in jobs)
+    return ["scripts/need.sh python3 python3-yaml",
+            f"/usr/bin/python3 -m harness.archmerge {folders} -o {ARCH_CHECK_TABLE}"]
+
+
+def arch_check_arches(text):
+    """The arches of --arches (words separated by spaces or commas; empty: every arch), each
+    checked against its data file, in `python3 -m harness.arch names` order."""
+    wanted = [w for w in re.split(r"[\s,]+", text) if w]
+    for a in wanted:
+        harness_arch.load(a)
+    every = harness_arch.names()
+    arches = [a for a in every if not wanted or a in wanted]
+    if len(arches) + 1 > MAX_NEEDS:
+        raise harness_arch.ArchError(f"{len(arches)} arches: the table job would need more than "
+                                     f"GitLab's {MAX_NEEDS} jobs")
+    return arches
+
+
 # --- GitLab CI ---------------------------------------------------------------------------------
 
 def gitlab_kernel_job(b):
     return f"kernel:{b[0]}:{b[1]}:{b[2]}"
 
 
-def gitlab(plan):
+def gitlab(plan, arches=None):
     """The child pipeline: stages build -> boot -> merge, needs between jobs, artifacts
-    passed between them, the merged junit.xml as the test report."""
+    passed between them, the merged junit.xml as the test report; the matrix of plan, the
+    arch-check jobs of arches, or both (None: not that part)."""
     doc = {"stages": ["build", "boot", "merge"], "default": {"image": IMAGE}}
+    if plan is not None:
+        gitlab_matrix(doc, plan)
+    if arches is not None:
+        gitlab_arch_check(doc, arches)
+    return doc
+
+
+def gitlab_matrix(doc, plan):
     for b in plan.builds:
         name = folder_name(*b)
         doc[gitlab_kernel_job(b)] = {
@@ -161,7 +218,23 @@ def gitlab(plan):
         "script": merge_script(plan),
         "artifacts": {"when": "always", "paths": ["results/merged/"],
                       "reports": {"junit": "results/merged/junit.xml"}}}
-    return doc
+
+
+def gitlab_arch_check(doc, arches):
+    jobs = arch_check_jobs(arches)
+    for job, args in jobs:
+        doc[f"arch-check:{job}"] = {
+            "stage": "build", "needs": [],
+            "script": arch_check_script(job, args),
+            # A failed row fails the job; its rows still go to the table.
+            "artifacts": {"when": "always", "paths": [f"{arch_check_folder(job)}/"], "expire_in": "1 week"}}
+    doc["arch-check:table"] = {
+        "stage": "merge",
+        "needs": [{"job": f"arch-check:{job}", "artifacts": True} for job, _ in jobs],
+        # After failed jobs too: their rows are the failures the table shows.
+        "when": "always",
+        "script": arch_table_script(jobs),
+        "artifacts": {"when": "always", "paths": [f"{ARCH_CHECK_TABLE}/table.txt"]}}
 
 
 # --- GitHub Actions ----------------------------------------------------------------------------
@@ -171,11 +244,33 @@ def container(privileged):
     return {"image": IMAGE, "options": "--privileged"} if privileged else {"image": IMAGE}
 
 
-def github(plan, title):
-    """The workflow: a kernel job and an image job as matrices, a matrix of shards that
-    needs both and downloads only its own kernels, and a merge job."""
-    m = "${{ matrix.%s }}"
-    checkout = {"uses": "actions/checkout@v4"}
+M = "${{ matrix.%s }}"
+CHECKOUT = {"uses": "actions/checkout@v4"}
+
+
+def step_summary(path):
+    return {"if": "${{ !cancelled() }}",
+            "run": f"{{ echo '```'; cat {path}; echo '```'; }} >>\"$GITHUB_STEP_SUMMARY\""}
+
+
+def github(plan, title, arches=None):
+    """The workflow of the matrix of plan, the arch-check jobs of arches, or both (None:
+    not that part)."""
+    jobs = {}
+    if plan is not None:
+        jobs.update(github_matrix(plan))
+    if arches is not None:
+        jobs.update(github_arch_check(arches))
+    return {"name": title, "on": {"workflow_dispatch": None, "push": None},
+            "permissions": {"contents": "read"},
+            "defaults": {"run": {"shell": "bash"}},
+            "jobs": jobs}
+
+
+def github_matrix(plan):
+    """A kernel job and an image job as matrices, a matrix of shards that needs both and
+    downloads only its own kernels, and a merge job."""
+    m, checkout = M, CHECKOUT
     kernels = {
         "name": f"kernel {m % 'arch'} {m % 'tree'} {m % 'config'}",
         "runs-on": "ubuntu-latest", "container": container(False),
@@ -211,12 +306,34 @@ def github(plan, title):
                   {"run": "\n".join(merge_script(plan))},
                   {"uses": "actions/upload-artifact@v4", "if": "${{ !cancelled() }}",
                    "with": {"name": "merged", "path": "results/merged/"}},
-                  {"if": "${{ !cancelled() }}",
-                   "run": "{ echo '```'; cat results/merged/summary.txt; echo '```'; } >>\"$GITHUB_STEP_SUMMARY\""}]}
-    return {"name": title, "on": {"workflow_dispatch": None, "push": None},
-            "permissions": {"contents": "read"},
-            "defaults": {"run": {"shell": "bash"}},
-            "jobs": {"kernel": kernels, "image": images, "boot": boot, "merge": merge}}
+                  step_summary("results/merged/summary.txt")]}
+    return {"kernel": kernels, "image": images, "boot": boot, "merge": merge}
+
+
+def github_arch_check(arches):
+    """A matrix of arch-check jobs, each uploading its rows as arch-check-<job>, and a table
+    job that downloads them into results/arch-check-<job>/ and merges them."""
+    jobs = arch_check_jobs(arches)
+    check = {
+        "name": f"arch-check {M % 'job'}", "runs-on": "ubuntu-latest", "container": container(False),
+        "strategy": {"fail-fast": False, "matrix": {"include": [{"job": j, "args": a} for j, a in jobs]}},
+        "steps": [CHECKOUT,
+                  {"run": "\n".join(arch_check_script(M % "job", M % "args"))},
+                  # A failed row fails the job; its rows still go to the table.
+                  {"uses": "actions/upload-artifact@v4", "if": "${{ !cancelled() }}",
+                   "with": {"name": f"arch-check-{M % 'job'}", "path": f"{arch_check_folder(M % 'job')}/"}}]}
+    table = {
+        "needs": ["arch-check"], "if": "${{ !cancelled() }}",
+        "runs-on": "ubuntu-latest", "container": container(False),
+        "steps": [CHECKOUT,
+                  # Each artifact lands in results/<its name>/, the folder its job wrote.
+                  {"uses": "actions/download-artifact@v4", "with": {"pattern": "arch-check-*", "path": "results"}},
+                  {"run": "\n".join(arch_table_script(jobs))},
+                  # Not named arch-check-*: the download above must not take it for a job's.
+                  {"uses": "actions/upload-artifact@v4", "if": "${{ !cancelled() }}",
+                   "with": {"name": "arch-check", "path": f"{ARCH_CHECK_TABLE}/table.txt"}},
+                  step_summary(f"{ARCH_CHECK_TABLE}/table.txt")]}
+    return {"arch-check": check, "arch-check-table": table}
 
 
 def download_pattern(names):
@@ -247,36 +364,58 @@ def matrix_arg(path):
     return f" --matrix {rel}"
 
 
+def matrix_plan(args):
+    """The Plan of --set, --only, --shards and --matrix."""
+    spec = matrixspec.load(args.matrix, ROOT)
+    cells = spec.cells(args.set, args.only)
+    if not cells:
+        raise matrixspec.MatrixError(f"no cell matches set '{args.set}' and ONLY='{args.only}'")
+    n = args.shards or min(len({Plan.build_of(spec, c) for c in cells}), MAX_SHARDS)
+    if n > len(cells):
+        raise matrixspec.MatrixError(f"--shards {n}: more shards than the {len(cells)} cells")
+    selection = f"--set {args.set}" + (f" --only {args.only}" if args.only else "") + matrix_arg(args.matrix)
+    return Plan(spec, cells, n, selection)
+
+
 def main(argv=None):
     ap = ArgParser("pipeline", prog="python3 -m harness.pipeline", description=__doc__.splitlines()[0])
     ap.add_argument("engine", choices=sorted(OUT), help="gitlab: a child pipeline; github: a workflow")
-    ap.add_argument("--set", required=True, help="a set of matrix.yaml")
+    ap.add_argument("--set", help="a set of matrix.yaml: its builds, boots and merge")
     ap.add_argument("--only", default="", help="filters: key=value[,key=value...] (as make matrix ONLY=)")
     ap.add_argument("--shards", type=shard_count, default=None,
                     help=f"boot jobs (1 to {MAX_SHARDS}; default: one per kernel build)")
     ap.add_argument("--matrix", default=os.path.join(ROOT, "matrix.yaml"))
     ap.add_argument("-o", dest="out", metavar="FILE", help="where to write (default build/ci/<engine>-...yml)")
+    ap.add_argument("--arch-check", action="store_true",
+                    help="make arch-check's jobs too (or alone, without --set): a job per arch and the merged table")
+    ap.add_argument("--arches", default="", help="with --arch-check: only these arches (A,B or 'A B'; default every arch)")
     args = ap.parse_args(argv)
+    if args.arches and not args.arch_check:
+        ap.error("--arches needs --arch-check")
+    if not args.set and not args.arch_check:
+        ap.error("nothing to generate: give --set, --arch-check or both")
+    if not args.set and (args.only or args.shards):
+        ap.error("--only and --shards need --set")
     try:
-        spec = matrixspec.load(args.matrix, ROOT)
-        cells = spec.cells(args.set, args.only)
-        if not cells:
-            raise matrixspec.MatrixError(f"no cell matches set '{args.set}' and ONLY='{args.only}'")
-        n = args.shards or min(len({Plan.build_of(spec, c) for c in cells}), MAX_SHARDS)
-        if n > len(cells):
-            raise matrixspec.MatrixError(f"--shards {n}: more shards than the {len(cells)} cells")
-        selection = f"--set {args.set}" + (f" --only {args.only}" if args.only else "") + matrix_arg(args.matrix)
-        plan = Plan(spec, cells, n, selection)
-        command = f"python3 -m harness.pipeline {args.engine} {selection} --shards {n}"
+        plan, command, titles = None, f"python3 -m harness.pipeline {args.engine}", []
+        if args.set:
+            plan = matrix_plan(args)
+            command += f" {plan.selection} --shards {plan.n}"
+            titles.append(f"matrix, set {args.set}" + (f" ({args.only})" if args.only else ""))
+        arches = None
+        if args.arch_check:
+            arches = arch_check_arches(args.arches)
+            command += " --arch-check" + (f" --arches {','.join(arches)}" if args.arches else "")
+            titles.append("arch-check")
         if args.engine == "gitlab":
-            doc = gitlab(plan)
+            doc = gitlab(plan, arches)
         else:
-            doc = github(plan, f"selinux-ro-hooks matrix, set {args.set}" + (f" ({args.only})" if args.only else ""))
+            doc = github(plan, "selinux-ro-hooks " + "; ".join(titles), arches)
     except (matrixspec.MatrixError, harness_arch.ArchError) as e:
         print(f"pipeline: error: {e}", file=sys.stderr)
         return 2
     out = args.out or os.path.join(ROOT, OUT[args.engine])
-    write(out, header(command, plan) + yaml.dump(doc, Dumper=Dumper, sort_keys=False, width=200))
+    write(out, header(command, plan, arches) + yaml.dump(doc, Dumper=Dumper, sort_keys=False, width=200))
     print(os.path.relpath(out, ROOT) if not os.path.relpath(out, ROOT).startswith("..") else os.path.abspath(out))
     return 0
 
@@ -296,10 +435,15 @@ def _str(dumper, text):
 Dumper.add_representer(str, _str)
 
 
-def header(command, plan):
-    return (f"# Generated from matrix.yaml by harness/pipeline.py: do not edit, generate it again.\n"
-            f"#   {command}\n"
-            f"# {plan.describe()}.\n")
+def header(command, plan, arches=None):
+    sources = " and ".join(s for s, part in (("matrix.yaml", plan), ("configs/arch", arches)) if part is not None)
+    lines = [f"Generated from {sources} by harness/pipeline.py: do not edit, generate it again.", f"  {command}"]
+    if plan is not None:
+        lines.append(f"{plan.describe()}.")
+    if arches is not None:
+        lines.append(f"arch-check: {len(arches)} arches, a job each, and the defconfig rows' job, merged into "
+                     f"{ARCH_CHECK_TABLE}/table.txt.")
+    return "".join(f"# {line}\n" for line in lines)
 
 
 def write(path, text):

