@@ -1,8 +1,11 @@
 #!/bin/bash
 # Build the Debian bookworm guest image for one arch: build.sh ARCH
-# debootstrap (minbase + rootfs/packages) -> rootfs/overlay copied in -> units masked and
-# enabled, root without password -> ext4 image made with mkfs.ext4 -d (no loop device,
-# no mount). Cached under $XDG_CACHE_HOME keyed by a hash of this recipe, written
+# debootstrap (minbase + rootfs/packages) -> rootfs/overlay copied in -> rootfs/customize.sh
+# (units masked and enabled, root without password) -> ext4 image made with mkfs.ext4 -d
+# (no loop device, no mount). debootstrap's second stage runs the arch's programs: on the
+# host itself, under qemu-user (binfmt_misc), or, for an arch the host can run neither
+# way (i386 on an amd64 host without IA32 emulation), inside one boot of the stock 6.1
+# kernel under QEMU (rootfs/stage2-init). Cached under $XDG_CACHE_HOME keyed by a hash of this recipe, written
 # atomically. Then our admin tool, selinux-migrate-check, is installed into a copy of it
 # as /usr/local/sbin/selinux-migrate-check with debugfs (again no mount): a second layer
 # keyed by the binary, so a change to the tool does not redo the debootstrap.
@@ -18,6 +21,8 @@ set -euo pipefail
 load_arch "$1"
 A=$1
 SUITE=bookworm
+# The image's size (sparse: about 700 MB of it is used)
+SIZE=2G
 HERE=$ROOT/rootfs
 
 need_pkgs debootstrap e2fsprogs python3
@@ -37,7 +42,7 @@ mirror=${MIRROR:-$(host_mirror || true)}
 
 key=$( {
 	echo "$SUITE $DEB_ARCH ${mirror:-default}"
-	cat "$HERE/build.sh" "$HERE/packages"
+	cat "$HERE/build.sh" "$HERE/packages" "$HERE/customize.sh" "$HERE/stage2-init"
 	(cd "$HERE/overlay" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 } | sha256sum | cut -c1-16)
 img=$CACHE/rootfs/$SUITE-$A-$key.ext4
@@ -150,14 +155,19 @@ if [ -f "$img" ]; then
 	exit 0
 fi
 
-# An arch without a qemu-user binary has its second stage run by the host itself, which
-# must then run that arch's programs: amd64 runs i386 ones only while the kernel's IA32
-# emulation is on (Debian's qemu-user-static registers no i386 handler on amd64). Asked
-# with one of our own static programs, so the answer is one line, not debootstrap's log.
-if [ -z "$QEMU_USER" ] && [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ]; then
+# Where debootstrap's second stage runs. An arch without a qemu-user binary has it run
+# by the host, which must then run that arch's programs: amd64 runs i386 ones only while
+# the kernel's IA32 emulation is on (Debian's qemu-user-static registers no i386 handler
+# on amd64). Asked with one of our own static programs; if the host cannot, the second
+# stage runs in the guest.
+stage2=host
+if [ -n "$QEMU_USER" ]; then
+	stage2=qemu-user
+elif [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ]; then
 	gdir=$("$ROOT/scripts/guest.sh" "$A" | tail -1) || die "building the guest programs for $A failed"
 	if ! "$gdir/selinux-probe" >/dev/null 2>"$CACHE/rootfs/.exec-$A.log"; then
-		die "this host cannot run $DEB_ARCH programs ($(grep -o '[^:]*$' "$CACHE/rootfs/.exec-$A.log" | head -1 | sed 's/^ *//')): debootstrap's second stage needs them (the kernel's IA32 emulation, or a binfmt handler)"
+		info "$A: this host cannot run $DEB_ARCH programs ($(grep -o '[^:]*$' "$CACHE/rootfs/.exec-$A.log" | head -1 | sed 's/^ *//')): debootstrap's second stage runs in the guest"
+		stage2=guest
 	fi
 	rm -f "$CACHE/rootfs/.exec-$A.log"
 fi
@@ -193,8 +203,10 @@ dir=$work/root
 pkgs=$(grep -v '^#' "$HERE/packages" | grep -v '^[[:space:]]*$' | paste -sd,)
 start=$SECONDS
 info "$A: debootstrap $SUITE (${mirror:-debootstrap default mirror}), log: $work/debootstrap.log"
+foreign=()
+[ "$stage2" != guest ] || foreign=(--foreign)
 # shellcheck disable=SC2086
-if ! debootstrap --variant=minbase --arch="$DEB_ARCH" --include="$pkgs" \
+if ! debootstrap "${foreign[@]}" --variant=minbase --arch="$DEB_ARCH" --include="$pkgs" \
 	"$SUITE" "$dir" $mirror >"$work/debootstrap.log" 2>&1; then
 	tail -5 "$work/debootstrap.log" >&2
 	cp "$work/debootstrap.log" "$CACHE/rootfs/debootstrap-$A-failed.log"
@@ -203,20 +215,30 @@ fi
 info "$A: debootstrap done in $((SECONDS - start))s"
 
 cp -a "$HERE/overlay/." "$dir/"
-mkdir -p "$dir/harness"
-sys=$dir/etc/systemd/system
-# Never relabel: the mark unit would touch /.autorelabel on every boot without SELinux.
-ln -sf /dev/null "$sys/selinux-autorelabel-mark.service"
-ln -sf /dev/null "$sys/selinux-autorelabel.service"
-mkdir -p "$sys/multi-user.target.wants"
-ln -sf /etc/systemd/system/harness.service "$sys/multi-user.target.wants/harness.service"
-# root logs in on the console without a password.
-sed -i 's/^root:[^:]*:/root::/' "$dir/etc/shadow"
-echo "/dev/vda / ext4 rw 0 1" >"$dir/etc/fstab"
-rm -f "$dir/etc/machine-id" && : >"$dir/etc/machine-id"
-rm -rf "$dir/var/cache/apt/archives/"*.deb "$dir/var/lib/apt/lists/"*
-
-mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" 2G
+if [ "$stage2" != guest ]; then
+	sh "$HERE/customize.sh" "$dir"
+	mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" "$SIZE"
+else
+	# The image boots once with stage2-init as PID 1 (second stage, then customize.sh),
+	# under the stock lean kernel (selinux=0: nothing is labelled yet).
+	cp "$HERE/customize.sh" "$dir/customize.sh"
+	install -m 755 "$HERE/stage2-init" "$dir/stage2-init"
+	mkfs.ext4 -q -F -L rootfs -d "$dir" "$work/img" "$SIZE"
+	rm -rf "$dir"
+	kdir=$("$ROOT/scripts/kernel.sh" "$A" 6.1 selinux | tail -1) || die "building the kernel for $A's second stage failed"
+	command -v "$QEMU" >/dev/null || need_pkgs "$QEMU_PKG"
+	info "$A: second stage in the guest, log: $work/stage2.log"
+	# shellcheck disable=SC2086 # QEMU_EXTRA is a list of words from the arch data file
+	timeout "${STAGE2_TIMEOUT:-5400}" "$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" -smp 2 -m 1024 \
+		-kernel "$kdir/$KIMAGE" -no-reboot -display none -nodefaults -monitor none \
+		-append "console=$CONSOLE root=/dev/vda rw panic=-1 selinux=0 init=/stage2-init" \
+		-drive "file=$work/img,if=none,id=root,format=raw" -device "virtio-blk-$VIRTIO,drive=root" \
+		-serial "file:$work/stage2.log" $QEMU_EXTRA </dev/null >"$work/qemu.out" 2>&1 || true
+	if ! grep -q "stage2: exit 0" "$work/stage2.log"; then
+		cp "$work/stage2.log" "$CACHE/rootfs/stage2-$A-failed.log"
+		die "the second stage in the guest failed for $A ($(grep -a -o 'stage2: exit [0-9]*' "$work/stage2.log" || echo "no verdict: $(tail -c 300 "$work/qemu.out" | tr '\n' ' ')")), see $CACHE/rootfs/stage2-$A-failed.log"
+	fi
+fi
 mv "$work/img" "$img.tmp"
 record_sha256 "$img.tmp" "$img"
 mv "$img.tmp" "$img"

@@ -345,8 +345,8 @@ class RootfsBuild:
         guest.chmod(0o755)
         build = self.root / "rootfs" / "build.sh"
         text = build.read_text()
-        assert text.count(' "$work/img" 2G\n') == 1, "build.sh's mkfs line changed: update this test"
-        build.write_text(text.replace(' "$work/img" 2G\n', ' "$work/img" 64M\n'))
+        assert text.count('\nSIZE=2G\n') == 1, "build.sh's image size line changed: update this test"
+        build.write_text(text.replace('\nSIZE=2G\n', '\nSIZE=64M\n'))
         bindir = tmp / "fakebin"
         bindir.mkdir()
         fake = bindir / "debootstrap"
