@@ -43,7 +43,7 @@ background() {
 # --- the repo's own scripts ------------------------------------------------------------
 t_shellcheck() {
 	"$S/need.sh" shellcheck
-	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
+	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh rootfs/customize.sh rootfs/stage2-init tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
 }
 
 # --- the series ---------------------------------------------------------------------
