@@ -4,9 +4,7 @@
 # append to debian/patches/series. The headers come from the mails and patches/6.1/commits.tsv;
 # the diffs are the ones git am makes from the mails, with renames written out in full
 # (a quilt series should not rely on git's rename format).
-#   debian-patches.sh [OUT [REPO]]   (OUT default build/debian-patches; the last line printed
-#   is OUT. REPO: the repository tests/host/series-git-am.sh already made, used instead of a
-#   second git am: the quilt comparison test passes its own.)
+#   debian-patches.sh [OUT]   (default build/debian-patches; the last line printed is OUT)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 out=${1:-$BUILD/debian-patches}
@@ -20,13 +18,8 @@ sub=bugfix/all/selinux-ro-hooks
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if [ -n "${2:-}" ]; then
-	git -C "$2" rev-parse -q --verify HEAD >/dev/null 2>&1 || die "not a git am repository: $2"
-	ln -s "$(cd "$2" && pwd)" "$work/git"
-else
-	"$ROOT/tests/host/series-git-am.sh" "$BUILD/src/linux-6.1" "$work/git" >"$work/am.log" ||
-		die "the series does not apply with git am: $(grep -m1 '^not ok' "$work/am.log")"
-fi
+"$ROOT/tests/host/series-git-am.sh" "$BUILD/src/linux-6.1" "$work/git" >"$work/am.log" ||
+	die "the series does not apply with git am: $(grep -m1 '^not ok' "$work/am.log")"
 
 mkdir -p "$work/out/debian/patches/$sub"
 mapfile -t patches < <(grep -v '^#' "$DIR/series" | grep -v '^[[:space:]]*$')

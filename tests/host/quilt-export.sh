@@ -11,8 +11,7 @@ trap 'rm -rf "$work"' EXIT
 echo "KTAP version 1"
 echo "1..3"
 "$here/series-git-am.sh" "$tree" "$work/git" >"$work/am.log" || { echo "not ok 1 git am"; exit 1; }
-# The slice is made from this same git am repository (one git am, not two).
-slice=$("$here/../../scripts/debian-patches.sh" "$work/slice" "$work/git" 2>/dev/null | tail -1)
+slice=$("$here/../../scripts/debian-patches.sh" "$work/slice" 2>/dev/null | tail -1)
 # The same files as the git am repository holds, from the pristine tree, as a package's
 # unpacked source would have them; debian/patches as the slice lays it out.
 mkdir "$work/quilt"
