@@ -238,6 +238,11 @@ else
 		cp "$work/stage2.log" "$CACHE/rootfs/stage2-$A-failed.log"
 		die "the second stage in the guest failed for $A ($(grep -a -o 'stage2: exit [0-9]*' "$work/stage2.log" || echo "no verdict: $(tail -c 300 "$work/qemu.out" | tr '\n' ' ')")), see $CACHE/rootfs/stage2-$A-failed.log"
 	fi
+	# debugfs reports a failed command on its output, not in its exit status.
+	if ! debugfs -w -R "rm /stage2-init" "$work/img" >"$work/debugfs.log" 2>&1 ||
+		grep -qiE 'error|not found|could not|failed' "$work/debugfs.log"; then
+		die "debugfs could not remove /stage2-init from $A's image: $(tail -1 "$work/debugfs.log")"
+	fi
 fi
 mv "$work/img" "$img.tmp"
 record_sha256 "$img.tmp" "$img"
