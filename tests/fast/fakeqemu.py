@@ -124,11 +124,15 @@ class QemuRun:
     def start(self, *extra, mode="sleep"):
         env = dict(self.env, FAKE_QEMU_MODE=mode)
         # A run started in the background of a non-interactive shell (CI's) inherits SIGINT
-        # ignored, and a shell cannot trap a signal ignored at its start; a user at a
-        # terminal has it at its default, which is what these tests are about.
+        # ignored, one started under nohup SIGHUP, and a shell cannot trap a signal ignored
+        # at its start; a user at a terminal has both at their default, which is what these
+        # tests are about.
+        def defaults():
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
         return subprocess.Popen(self.args(*extra), env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                                preexec_fn=defaults)
 
     def starts(self):
         """One record per start of the fake qemu."""
