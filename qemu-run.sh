@@ -11,8 +11,9 @@
 # --boot-timeout S: the boot alone (until systemd starts the payload's service) may take
 # S seconds; --timeout bounds the whole run. --accel kvm needs /dev/kvm writable
 # (HARNESS_KVM_DEVICE names another device file, for the tests).
-# The payload travels on a second, read-only disk and its output and status come back on
-# a virtio-serial port: nothing printed on the console can forge a result.
+# The payload travels on a second, read-only disk (vdb, or sda on virtio-scsi where the
+# arch data says so) and its output and status come back on a virtio-serial port:
+# nothing printed on the console can forge a result.
 # The image is never written: the guest's root disk is a throwaway qcow2 overlay in a work
 # folder, the image only its read-only backing, and no qemu monitor is reachable (an
 # interactive console is plain stdio, no Ctrl-A escapes: leave it with reboot or poweroff).
@@ -218,9 +219,15 @@ if [ "$interactive" = 0 ]; then
 	truncate -s "${size_kib}K" "$work/payload.img"
 	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" \
 		>"$work/mkfs.log" 2>&1 || die "--files: cannot make the payload disk: $(tail -1 "$work/mkfs.log")"
-	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on"
-		-device "virtio-blk-$VIRTIO,drive=payload"
-		-device "virtio-serial-$VIRTIO"
+	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on")
+	if [ "$PAYLOAD_DISK" = scsi ]; then
+		# The root disk stays the only virtio-blk disk, so it is vda whatever the order
+		# the disks come up in (boot.payload_disk in the arch data).
+		qemu+=(-device "virtio-scsi-$VIRTIO,id=payload-scsi" -device scsi-hd,drive=payload,bus=payload-scsi.0)
+	else
+		qemu+=(-device "virtio-blk-$VIRTIO,drive=payload")
+	fi
+	qemu+=(-device "virtio-serial-$VIRTIO"
 		-chardev "file,id=results,path=$(qesc "$work/results")"
 		-device virtserialport,chardev=results,name=results)
 fi

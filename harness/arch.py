@@ -3,9 +3,9 @@
 A file holds the build facts (kernel ARCH, cross compiler and its Debian package, the boot
 image path), make arch-check's starting point (defconfig, the full image, extra options),
 and, for an arch that boots, the QEMU facts (binary and package, machine, CPU, extra
-options, console, virtio transport, qemu-user binary for debootstrap, the page-table
-dump, the boot and payload timeouts). Shell scripts read the same facts through `python3 -m harness.arch shell NAME`,
-so there is one parser. Adding a booted arch is its data file, its lean config fragment
+options, console, virtio transport, the payload disk's bus, qemu-user binary for
+debootstrap, the page-table dump, the boot and payload timeouts). Shell scripts read the
+same facts through `python3 -m harness.arch shell NAME`, so there is one parser. Adding a booted arch is its data file, its lean config fragment
 (configs/arch/<name>.config) and a matrix line.
 
     python3 -m harness.arch shell NAME     KEY='value' lines for a shell's eval
@@ -22,6 +22,9 @@ from harness import ROOT
 
 NAME_RE = re.compile(r"^[a-z0-9_]+$")
 VIRTIO = ("pci", "ccw", "device")
+# The bus of the payload disk: virtio-blk beside the root disk (vdb), or virtio-scsi
+# (sda) where virtio-blk disks come up in no fixed order and root=/dev/vda would be a race.
+PAYLOAD_DISK = ("blk", "scsi")
 
 
 class ArchError(Exception):
@@ -69,6 +72,9 @@ class Boot:
         self.virtio = f("boot.virtio")
         if self.virtio not in VIRTIO:
             raise ArchError(f"configs/arch/{name}.yaml: boot.virtio must be one of {', '.join(VIRTIO)}")
+        self.payload_disk = f("boot.payload_disk", str, "blk")
+        if self.payload_disk not in PAYLOAD_DISK:
+            raise ArchError(f"configs/arch/{name}.yaml: boot.payload_disk must be one of {', '.join(PAYLOAD_DISK)}")
         self.qemu_user = f("boot.qemu_user", str, "")
         self.ptdump = f("boot.ptdump", str, "")
         # Seconds under TCG: from qemu's start to the payload's (systemd starting the
@@ -106,7 +112,8 @@ class Arch:
         if b:
             v.update({"QEMU": b.qemu, "QEMU_PKG": b.qemu_pkg, "QEMU_MACHINE": b.machine,
                       "QEMU_CPU": b.cpu, "QEMU_EXTRA": " ".join(b.extra), "CONSOLE": b.console,
-                      "VIRTIO": b.virtio, "QEMU_USER": b.qemu_user, "PTDUMP": b.ptdump,
+                      "VIRTIO": b.virtio, "PAYLOAD_DISK": b.payload_disk, "QEMU_USER": b.qemu_user,
+                      "PTDUMP": b.ptdump,
                       "BOOT_TIMEOUT": str(b.boot_timeout), "PAYLOAD_TIMEOUT": str(b.payload_timeout)})
         return "".join(f"{k}={shlex.quote(val)}\n" for k, val in v.items())
 

@@ -93,9 +93,11 @@ class QemuRun:
         self.tmp = tmp
         self.bin = tmp / "bin"
         self.bin.mkdir()
-        fake = self.bin / "qemu-system-x86_64"
-        fake.write_text(FAKE_QEMU)
-        fake.chmod(0o755)
+        self.arch = "x86_64"
+        for name in ("qemu-system-x86_64", "qemu-system-s390x"):
+            fake = self.bin / name
+            fake.write_text(FAKE_QEMU)
+            fake.chmod(0o755)
         self.log = tmp / "qemu-argv.jsonl"
         self.pidfile = tmp / "qemu.pid"
         self.kernel = tmp / "bzImage"
@@ -111,7 +113,7 @@ class QemuRun:
         self.env["TMPDIR"] = str(tmp)
 
     def base_args(self):
-        return ["--arch", "x86_64", "--kernel", str(self.kernel), "--rootfs", str(self.rootfs)]
+        return ["--arch", self.arch, "--kernel", str(self.kernel), "--rootfs", str(self.rootfs)]
 
     def args(self, *extra, **kw):
         return [QEMU_RUN] + self.base_args() + list(extra)

@@ -89,3 +89,21 @@ def test_boot_timeouts_reach_the_shell():
     a = arch.load("x86_64")
     assert f"BOOT_TIMEOUT={a.boot.boot_timeout}\n" in a.shell()
     assert f"PAYLOAD_TIMEOUT={a.boot.payload_timeout}\n" in a.shell()
+
+
+@pytest.mark.parametrize("line,want", [
+    ("", "PAYLOAD_DISK=blk\n"),
+    ("  payload_disk: scsi\n", "PAYLOAD_DISK=scsi\n"),
+    ("  payload_disk: nvme\n", "boot.payload_disk must be one of blk, scsi"),
+])
+def test_payload_disk_defaults_to_virtio_blk_and_is_checked(tmp_path, monkeypatch, line, want):
+    text = open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")).read()
+    head, sep, rest = text.partition("  virtio: pci\n")
+    assert sep, "x86_64.yaml no longer has 'virtio: pci' where this test adds a line"
+    (tmp_path / "t.yaml").write_text(head + sep + line + rest)
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    if want.startswith("PAYLOAD_DISK="):
+        assert want in arch.load("t").shell()
+    else:
+        with pytest.raises(arch.ArchError, match=want):
+            arch.load("t")

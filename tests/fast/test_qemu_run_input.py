@@ -55,6 +55,32 @@ def test_payload_boot_never_gets_the_base_writable(qemu_run):
     assert_base_not_writable(rec, qemu_run.rootfs)
 
 
+def disks_by_bus(argv):
+    """{drive id: the -device that carries it}, from a recorded argv."""
+    out = {}
+    for i, a in enumerate(argv[:-1]):
+        if a == "-device":
+            o = qemu_opts(argv[i + 1])
+            if "drive" in o:
+                out[o["drive"]] = next(iter(o))
+    return out
+
+
+@pytest.mark.parametrize("arch,payload_bus", [("x86_64", "virtio-blk-pci"), ("s390", "scsi-hd")])
+def test_root_is_the_only_vd_disk_where_the_arch_says_so(qemu_run, arch, payload_bus):
+    # s390's virtio-ccw brings disks online in no fixed order: the payload disk goes on
+    # virtio-scsi there, so root=/dev/vda can only be the root disk. x86_64 is the control:
+    # its payload disk is the second virtio-blk disk (vdb), and the check tells them apart.
+    qemu_run.arch = arch
+    r = qemu_run.run("--exec", "true")
+    assert r.returncode == 0, r.stderr
+    disks = disks_by_bus(qemu_run.starts()[0]["argv"])
+    assert disks["payload"] == payload_bus, disks
+    assert disks["root"].startswith("virtio-blk-"), disks
+    vd_disks = [d for d, bus in disks.items() if bus.startswith("virtio-blk-")]
+    assert (vd_disks == ["root"]) == (arch == "s390"), disks
+
+
 def test_interactive_console_has_no_monitor_and_no_writable_base(qemu_run):
     # Interactive mode needs a terminal on stdin: give it a pty.
     master, slave = pty.openpty()
