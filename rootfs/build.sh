@@ -198,7 +198,17 @@ if [ -n "$QEMU_USER" ]; then
 	fi
 fi
 work=$(mktemp -d "$workbase/.work-$A-XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# A debootstrap killed mid-way leaves the tree's /proc (and whatever else it mounted)
+# mounted: those are let go first, and rm never crosses into another file system, so
+# the host's own /proc, /sys or /dev are never what it deletes.
+# shellcheck disable=SC2317 # called from the trap
+remove_work() {
+	local m
+	awk -v w="$work/" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r |
+		while IFS= read -r m; do umount -l "$m" 2>/dev/null || true; done
+	rm -rf --one-file-system "$work"
+}
+trap remove_work EXIT
 dir=$work/root
 pkgs=$(grep -v '^#' "$HERE/packages" | grep -v '^[[:space:]]*$' | paste -sd,)
 start=$SECONDS
@@ -237,6 +247,15 @@ else
 	if ! grep -q "stage2: exit 0" "$work/stage2.log"; then
 		cp "$work/stage2.log" "$CACHE/rootfs/stage2-$A-failed.log"
 		die "the second stage in the guest failed for $A ($(grep -a -o 'stage2: exit [0-9]*' "$work/stage2.log" || echo "no verdict: $(tail -c 300 "$work/qemu.out" | tr '\n' ' ')")), see $CACHE/rootfs/stage2-$A-failed.log"
+	fi
+	# The guest synced but never unmounted /: e2fsck replays the journal and clears what
+	# was left open (exit 1: corrected; 2 and up: not a usable image), then must find the
+	# file system clean.
+	fsck_rc=0
+	e2fsck -fy "$work/img" >"$work/e2fsck.log" 2>&1 || fsck_rc=$?
+	if [ "$fsck_rc" -gt 1 ] || ! e2fsck -fn "$work/img" >>"$work/e2fsck.log" 2>&1; then
+		cp "$work/e2fsck.log" "$CACHE/rootfs/e2fsck-$A-failed.log"
+		die "$A's image is not clean after the second stage (e2fsck exit $fsck_rc), see $CACHE/rootfs/e2fsck-$A-failed.log"
 	fi
 	# debugfs reports a failed command on its output, not in its exit status.
 	if ! debugfs -w -R "rm /stage2-init" "$work/img" >"$work/debugfs.log" 2>&1 ||
