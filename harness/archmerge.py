@@ -22,7 +22,7 @@ import sys
 
 from harness import atomic
 from harness import arch as harness_arch
-from harness.cli import ArgParser
+from harness.cli import ArgParser, made
 
 ROWS = "rows.tsv"
 TABLE = "table.txt"
@@ -244,7 +244,8 @@ def main(argv=None):
     ap.add_argument("dirs", nargs="+", metavar="DIR", help=f"a folder holding one run's {ROWS}")
     ap.add_argument("-o", dest="out", required=True, metavar="OUT", help=f"where {TABLE} goes (a folder)")
     args = ap.parse_args(argv)
-    try:
+
+    def make():
         runs = [read_run(os.path.normpath(d)) for d in args.dirs]
         rows = combine(runs)
         text, fails = table(runs, rows)
@@ -252,16 +253,9 @@ def main(argv=None):
             raise RowsError(f"-o {args.out}: exists and is not a folder")
         os.makedirs(args.out, exist_ok=True)
         atomic.write_text(os.path.join(args.out, TABLE), text, errors="surrogateescape")
-    except RowsError as e:
-        print(f"archmerge: error: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"archmerge: error: {e.filename}: {e.strerror}", file=sys.stderr)
-        return 2
-    show(text)
-    print(args.out)
-    return 1 if fails else 0
-
+        show(text)
+        return args.out, 1 if fails else 0
+    return made("archmerge", make, RowsError)
 
 if __name__ == "__main__":
     sys.exit(main())

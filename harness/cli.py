@@ -15,8 +15,10 @@ class ArgParser(argparse.ArgumentParser):
 
 
 def made(name, make, errors):
-    """Run make(), which writes a file and returns its path; print the path as the last line
-    (exit 0), or one line for one of the expected errors or an OSError (exit 2)."""
+    """Run make(), which writes a file and returns its path, or (path, status) when what it
+    made also has a verdict (a table with a failed row: status 1); print the path as the
+    last line (exit 0 or that status), or one line for one of the expected errors or an
+    OSError (exit 2)."""
     try:
         path = make()
     except errors as e:
@@ -25,5 +27,6 @@ def made(name, make, errors):
     except OSError as e:
         print(f"{name}: error: {e.filename}: {e.strerror}", file=sys.stderr)
         return 2
+    path, status = path if isinstance(path, tuple) else (path, 0)
     print(path)
-    return 0
+    return status
