@@ -72,6 +72,11 @@ merge: ## merge shard results (DIRS="results/shard-*") into OUT=results/merged, 
 	@scripts/need.sh python3 python3-yaml python3-jsonschema
 	@PYTHONPATH=. /usr/bin/python3 -m harness.merge $(or $(DIRS),results/shard-*) -o "$(or $(OUT),results/merged)"
 
+.PHONY: ci-local
+ci-local: ## run the child pipeline of SET=test ONLY=arch=x86_64 SHARDS=2 with gitlab-ci-local in a clone of HEAD; prints the merged folder
+	@scripts/need.sh git rsync python3 python3-yaml python3-jsonschema
+	@PYTHONPATH=. /usr/bin/python3 -m harness.cilocal --set "$(or $(SET),test)" --only "$(or $(ONLY),arch=x86_64)" --shards "$(or $(SHARDS),2)" $(if $(CONCURRENCY),--concurrency "$(CONCURRENCY)")
+
 .PHONY: ci-arch-check
 ci-arch-check: ## arch-check as GitLab CI jobs, one per arch (ARCHES=), and the merged table; SET= adds the matrix (docs/ci.md)
 	@scripts/need.sh python3 python3-yaml python3-jsonschema
