@@ -471,3 +471,22 @@ assert page.count("<td class=\"cell ") == cells, "the page does not have one cel
 ' "$d/kcidb.json" "$(find "$d" -name result.json | wc -l)" "$d/index.html"
 	echo "ok: summary, KTAP, JUnit, run.json, a valid KCIDB document and the report page"
 }
+
+# The generated GitLab child pipeline, run for real: make ci-local runs the test set's x86_64
+# slice through gitlab-ci-local (shell executor, each job in its own folder, artifacts passed
+# between jobs) in a clean clone of HEAD. Its merged folder must hold what make matrix found
+# for the same cells in t_matrix_test_set (results/make-test): the same cells, observations,
+# expected values and verdicts (harness/compare.py, which leaves times and paths out).
+t_ci_local_matches_matrix() {
+	local want=$ROOT/results/make-test made merged rc=0
+	[ -f "$want/summary.txt" ] || { echo "not ok: no $want/summary.txt: t_matrix_test_set runs first"; return 1; }
+	# The slice on the command line: a make test SET=... must not reach this make.
+	made=$(make -C "$ROOT" --no-print-directory ci-local SET=test ONLY=arch=x86_64 SHARDS=2) || rc=$?
+	[ "$rc" -eq 0 ] || { echo "not ok: make ci-local exited $rc"; return 1; }
+	merged=$ROOT/${made##*$'\n'} # its last line
+	[ -f "$merged/summary.txt" ] || { echo "not ok: no merged run folder at $merged"; return 1; }
+	rc=0
+	PYTHONPATH=$ROOT /usr/bin/python3 -m harness.compare "$merged" "$want" --set test --only arch=x86_64 || rc=$?
+	[ "$rc" -eq 0 ] || { echo "not ok: the pipeline's merged cells differ from make matrix's (exit $rc)"; return 1; }
+	echo "ok: the pipeline run by gitlab-ci-local found what make matrix found, cell by cell"
+}
