@@ -180,6 +180,7 @@ def main(argv=None):
     try:
         tool = npmtools.ensure()["gitlab-ci-local"]
         if os.path.exists(out):
+            log(f"ci-local: removing the previous {rel(out)}")
             shutil.rmtree(out)
         os.makedirs(out)
         sha, subject, dirty = clone_head(repo)
