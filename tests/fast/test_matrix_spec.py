@@ -230,7 +230,8 @@ def test_agree_pair_outcomes_compared_too(tmp_path):
 def test_real_matrix_pairs_agree_in_the_file():
     # the real file: its agree pairs hold on the expected values (load refuses otherwise)
     spec = matrixspec.load(os.path.join(ROOT, "matrix.yaml"), ROOT)
-    assert [p["kernels"] for p in spec.agree] == [["6.1-patched-accept", "6.12"], ["6.1-patched", "6.1-stock"]]
+    assert [p["kernels"] for p in spec.agree] == [["6.1-patched-accept", "6.12"], ["6.1-patched", "6.1-stock"],
+                                                  ["6.1-patched-debian", "6.1-debian"]]
 
 
 # --- a kernel that freezes runs no probe: its expectations are refused, not skipped ----------
