@@ -20,8 +20,6 @@ prints and the rows file it writes, byte for byte.
 The fleet's files, after a deliberate change of the script's format:
     python3 tests/fast/test_archmerge.py
 """
-import contextlib
-import io
 import os
 import re
 import shlex
@@ -35,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 from harness import archmerge  # noqa: E402
 from harness import arch as harness_arch  # noqa: E402
+from cellfiles import call_main  # noqa: E402
 
 SCRIPT = os.path.join(ROOT, "scripts", "arch-check.sh")
 DATA = os.path.join(ROOT, "tests", "fast", "data", "arch-check")
@@ -156,13 +155,7 @@ def one_run(jobs, tmp):
 
 def merge(*args):
     """python3 -m harness.archmerge in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = archmerge.main([str(a) for a in args])
-        except SystemExit as e:  # argparse's refusal
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+    return call_main(archmerge.main, *args)
 
 
 def read_bytes(path):

@@ -10,8 +10,6 @@ merged folder holds what make matrix found, on captured real cells
 - a slice compares only its cells, and each must be in both;
 - bad input (no folder, a folder without cells, an unknown slice): one line, exit 2.
 """
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -25,6 +23,7 @@ sys.path.insert(0, ROOT)
 from harness import compare  # noqa: E402
 from harness import merge  # noqa: E402
 from harness import pipeline  # noqa: E402
+from cellfiles import call_main, edit_result  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "fast", "data", "pipeline")
 MATRIX = os.path.join(DATA, "matrix.yaml")
@@ -33,23 +32,11 @@ ARM64 = ("arm64.6.1-patched.cfg-disabled", "arm64.6.1-patched.enforcing-disabled
 
 
 def main(module, *args):
-    """A command's main() in this process: (exit status, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = module.main([str(a) for a in args])
-        except SystemExit as e:  # argparse's refusal
-            rc = e.code
-    return rc, out.getvalue(), err.getvalue()
+    return call_main(module.main, *args)
 
 
 def edit(run, cell, change):
-    path = os.path.join(run, cell, "result.json")
-    with open(path) as f:
-        r = json.load(f)
-    change(r)
-    with open(path, "w") as f:
-        json.dump(r, f)
+    edit_result(os.path.join(run, cell), change)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from harness import kcidb  # noqa: E402
+from cellfiles import edit_result  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "fast", "data")
 PATCHED = "x86_64.6.1-patched.cfg-disabled"
@@ -59,13 +60,8 @@ def exported(rundir, *args):
         return json.load(f)
 
 
-def edit_result(rundir, cell, change):
-    path = os.path.join(rundir, cell, "result.json")
-    with open(path) as f:
-        res = json.load(f)
-    change(res)
-    with open(path, "w") as f:
-        json.dump(res, f)
+def edit_cell(rundir, cell, change):
+    edit_result(os.path.join(rundir, cell), change)
 
 
 def cell_tests_in(doc, cell):
@@ -125,7 +121,7 @@ def test_objects_link_up(run):
 
 def test_times_parse_and_urls_name_no_host(run):
     started = 1764957974.25
-    edit_result(run, PATCHED, lambda r: r.update(start=started))
+    edit_cell(run, PATCHED, lambda r: r.update(start=started))
     doc = exported(run)
     text = json.dumps(doc)
     for t in re.findall(r'"(?:start_time)": "([^"]+)"', text):
@@ -186,7 +182,7 @@ def timed_out(res):
 
 
 def test_an_unexpected_timeout_is_error_not_fail(run):
-    edit_result(run, PATCHED, timed_out)
+    edit_cell(run, PATCHED, timed_out)
     doc = exported(run)
     strict_validator().validate(doc)
     [t] = cell_tests_in(doc, PATCHED)
@@ -224,7 +220,7 @@ def test_an_expected_freeze_stays_a_verdict(run):
 def test_excerpt_is_bounded_and_clean(run):
     # A console of long lines with NULs and carriage returns, as a wedged guest leaves it.
     (run / PATCHED / "console.log").write_bytes(b"".join(b"line %d \0 " % i + b"x" * 900 + b"\r\n" for i in range(200)))
-    edit_result(run, PATCHED, timed_out)
+    edit_cell(run, PATCHED, timed_out)
     doc = exported(run)
     [t] = cell_tests_in(doc, PATCHED)
     ex = t["log_excerpt"]
@@ -250,7 +246,7 @@ def test_wrong_values_fail_and_unobserved_ones_are_errors(run):
                 c.update(got="missing", **{"pass": False})
         res["checks"] += [{"name": "probe", "expected": "ok", "got": f"not ok {i} hooks", "pass": False}
                           for i in (1, 2)]
-    edit_result(run, PATCHED, change)
+    edit_cell(run, PATCHED, change)
     doc = exported(run)
     by = {t["id"].rsplit("/", 1)[1]: t for t in cell_tests_in(doc, PATCHED)}
     assert by["write.one"]["status"] == "FAIL"
@@ -340,7 +336,7 @@ def _write(cell, text):
 
 
 def _edit(change):
-    return lambda run: edit_result(run, PATCHED, change)
+    return lambda run: edit_cell(run, PATCHED, change)
 
 
 def _nothing(run):
@@ -443,7 +439,7 @@ def test_golden_export_of_a_captured_run(run):
 
 def test_golden_comparison_can_fail(run):
     # negative control: one observation changed in one cell changes the document
-    edit_result(run, "x86_64.6.1-stock.cfg-disabled",
+    edit_cell(run, "x86_64.6.1-stock.cfg-disabled",
                 lambda r: r["checks"][1].update(got="something else", **{"pass": False}))
     with open(GOLDEN) as f:
         want = json.load(f)

@@ -52,6 +52,7 @@ from harness import matrixspec  # noqa: E402
 from harness import merge  # noqa: E402
 from harness import npmtools  # noqa: E402
 from harness import pipeline  # noqa: E402
+from cellfiles import edit_result  # noqa: E402
 
 DATA = os.path.join(ROOT, "tests", "fast", "data", "pipeline")
 MATRIX = os.path.join(DATA, "matrix.yaml")
@@ -194,13 +195,7 @@ def split(spec, run, n, dest):
     return shards
 
 
-def edit(folder, change):
-    path = os.path.join(folder, "result.json")
-    with open(path) as f:
-        r = json.load(f)
-    change(r)
-    with open(path, "w") as f:
-        json.dump(r, f)
+edit = edit_result
 
 
 @pytest.fixture
