@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Run the migration-path matrix described by matrix.yaml.
 
 Every cell (kernel x arch x scenario) is one fresh boot through qemu-run.sh with the

@@ -46,6 +46,12 @@ t_shellcheck() {
 	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh rootfs/customize.sh rootfs/stage2-init tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
 }
 
+# The admins' tool's parsers under ASan and UBSan for a minute, from another seed than the
+# fast tier's few seconds (tests/fast/test_selinux_migrate_check.py).
+t_migrate_check_fuzz() {
+	"$H/fuzz-migrate-check.sh" 60 0x6e12
+}
+
 # --- the series ---------------------------------------------------------------------
 t_series_patch_p1() {
 	"$S/patch.sh"

