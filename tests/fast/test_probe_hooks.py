@@ -28,6 +28,11 @@ FORMATS = {
              "0x0000000001000000-0x0000000001100000      1024K PTE {ro} NX\n"
              "0x0000000001100000-0x0000000001200000      1024K PTE {rw} NX\n",
              "RO", "RW"),
+    # powerpc's columns: privilege, r, w, X, ...; a blank column is spaces, the end inclusive
+    "ppc64": ("c000000002010000", "c000000002210000",
+              "0xc000000002000000-0xc0000000021fffff  0x0000000002000000         2M         {ro}       pte  valid             dirty  accessed\n"
+              "0xc000000002200000-0xc0000000023fffff  0x0000000002200000         2M         {rw}       pte  valid             dirty  accessed\n",
+              "r   ", "r  w"),
 }
 
 

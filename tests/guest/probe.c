@@ -630,7 +630,8 @@ struct range {
 
 /*
  * The kernel's own page-table dump: "0xSTART-0xEND  SIZE ... RW|ro ..." per line (x86,
- * arm, arm64); s390's says "RO" where they say "ro".
+ * arm, arm64); s390's says "RO" where they say "ro"; powerpc's prints read and write as
+ * two columns, "r" and "w" (blank when clear), so its read-only page is "r" without "w".
  */
 static struct range *read_page_tables(const char *path, size_t *count)
 {
@@ -648,7 +649,7 @@ static struct range *read_page_tables(const char *path, size_t *count)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long s, e;
 		char *tok, *save;
-		int rw = -1;
+		int rw = -1, col_r = 0, col_w = 0;
 
 		if (sscanf(line, "0x%lx-0x%lx", &s, &e) != 2)
 			continue;
@@ -657,7 +658,13 @@ static struct range *read_page_tables(const char *path, size_t *count)
 				rw = 1;
 			else if (strcmp(tok, "ro") == 0 || strcmp(tok, "RO") == 0)
 				rw = 0;
+			else if (strcmp(tok, "r") == 0)
+				col_r = 1;
+			else if (strcmp(tok, "w") == 0)
+				col_w = 1;
 		}
+		if (rw < 0 && (col_r || col_w))
+			rw = col_w;
 		if (rw < 0)
 			continue;
 		if (n == cap) {
