@@ -3,12 +3,13 @@
 #   cold kernel build (no ccache, fresh build folder) and no-change rebuild, per arch;
 #   guest image build, cold (fresh cache) and cached, per arch;
 #   boot: qemu start to the payload's result (median of 3), per arch;
+#   the fast tier (make check);
 #   with BENCH_TEST=1 also a warm "make test";
 #   with BENCH_TEST_COLD=1 a cold one: .ci/run in a clean clone of HEAD with its own empty
 #   cache folder (no ccache, no guest images), as CI runs it; 45-60 min here;
 #   with BENCH_MATRIX=1 the default "make matrix" (warm).
-# BENCH_ARCHES (default every booted arch, "" for none) and BENCH_COLD=0 (skip the cold
-# builds) trim it.
+# BENCH_ARCHES (default every booted arch, "" for none), BENCH_COLD=0 (skip the cold
+# builds) and BENCH_CHECK=0 (skip the fast tier's row) trim it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 if [ -z "${BENCH_ARCHES+set}" ]; then
@@ -66,6 +67,13 @@ for a in $arches; do
 	med=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)
 	row "$a boot to payload result (median of 3)" "${med}s" "<= ${boot_target[$a]:-60}s"
 done
+# The fast tier (make check: no kernel, no boot), after a first run that installs its
+# packages and npm tools so the row is the suite's own time.
+if [ "${BENCH_CHECK:-1}" = 1 ]; then
+	make -C "$ROOT" check >/dev/null 2>>"$BUILD/bench.log" || true
+	t=$(secs make -C "$ROOT" check) || t="${t:-failed}"
+	row "make check (the fast tier)" "${t}s" "<= 60s"
+fi
 if [ "${BENCH_TEST:-0}" = 1 ]; then
 	t=$(secs make -C "$ROOT" test) || t="${t:-failed}"
 	row "make test, warm" "${t}s" "<= 720s"
