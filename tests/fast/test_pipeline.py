@@ -557,16 +557,19 @@ def linted(npm_tools, tmp_path_factory):
     return out
 
 
-def test_the_github_workflow_passes_the_linters(linted):
-    (vrc, vout), (arc, aout) = linted["default"]
+@pytest.mark.parametrize("name", ["default", "arch-check-alone", "arch-check-beside-matrix"])
+def test_the_github_workflows_pass_the_linters(linted, name):
+    (vrc, vout), (arc, aout) = linted[name]
     assert vrc == 0, vout
     assert arc == 0, aout
 
 
-def test_the_linters_refuse_a_broken_workflow(linted):
-    (vrc, vout), (arc, aout) = linted["broken"]
+@pytest.mark.parametrize("name, missing", [("broken", "boots"), ("arch-check-broken", "arch-checks")])
+def test_the_linters_refuse_a_broken_workflow(linted, name, missing):
+    """The negative controls: a need of a job that does not exist, runs_on for runs-on."""
+    (vrc, vout), (arc, aout) = linted[name]
     assert vrc != 0 and "runs_on" in vout
-    assert arc != 0 and 'needs job "boots" which does not exist' in aout
+    assert arc != 0 and f'needs job "{missing}" which does not exist' in aout
 
 
 def test_the_github_workflow_downloads_only_its_kernels(spec, tmp_path):
@@ -705,15 +708,3 @@ def test_gitlab_ci_local_refuses_a_broken_arch_check_pipeline(npm_tools, tmp_pat
     rc, message = gitlab_ci_local(npm_tools, bad, tmp_path / "bad")
     assert rc == 1 and "'path' property is not expected to be here at arch-check:table.artifacts" in message
 
-
-@pytest.mark.parametrize("name", ["arch-check-alone", "arch-check-beside-matrix"])
-def test_the_github_arch_check_workflows_pass_the_linters(linted, name):
-    (vrc, vout), (arc, aout) = linted[name]
-    assert vrc == 0, vout
-    assert arc == 0, aout
-
-
-def test_the_linters_refuse_a_broken_arch_check_workflow(linted):
-    (vrc, vout), (arc, aout) = linted["arch-check-broken"]
-    assert vrc != 0 and "runs_on" in vout
-    assert arc != 0 and 'needs job "arch-checks" which does not exist' in aout
