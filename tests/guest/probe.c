@@ -8,7 +8,9 @@
  *                          unmounts it after writing "disable"); reports if it could
  *   write:LABEL:DATA[:OFF[:UID]]
  *                          write DATA to /sys/fs/selinux/disable at offset OFF as UID;
- *                          DATA "@N" means N bytes of '1', "-" means empty
+ *                          DATA "@N" means N bytes of '1', "@page" one page of them
+ *                          (the selinuxfs handlers refuse count >= PAGE_SIZE: 4 KiB on
+ *                          most arches, 64 KiB on ppc64le), "-" means empty
  *   wnode:NODE:LABEL:DATA[:OFF[:UID]]
  *                          the same, to /sys/fs/selinux/NODE (e.g. checkreqprot)
  *   read:LABEL:NODE        first line of /sys/fs/selinux/NODE
@@ -215,7 +217,10 @@ static void step_write(char *spec)
 		return;
 	}
 	if (data[0] == '@') {
-		len = strtoul(data + 1, NULL, 10);
+		if (strcmp(data, "@page") == 0)
+			len = (size_t)sysconf(_SC_PAGESIZE);
+		else
+			len = strtoul(data + 1, NULL, 10);
 		payload = malloc(len + 1);
 		memset(payload, '1', len);
 		payload[len] = '\0';
