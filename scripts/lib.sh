@@ -88,12 +88,19 @@ first_error() {
 
 # Install Debian packages that are missing (as root, through apt).
 need_pkgs() {
-	local p missing=()
+	local p name status missing=() asked=()
+	local -A installed=()
 	for p in "$@"; do
-		[ -n "$p" ] || continue
-		# Not "dpkg-query | grep -q": a grep -q that exits at the match could leave the
-		# writer a broken pipe, which pipefail (in the scripts that set it) counts as failure.
-		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == *"ok installed"* ]] || missing+=("$p")
+		[ -z "$p" ] || asked+=("$p")
+	done
+	[ ${#asked[@]} -gt 0 ] || return 0
+	# One dpkg-query for all of them (it exits 1 if one is unknown to dpkg: that one is
+	# then simply missing). Its whole output is read, so no writer gets a broken pipe.
+	while read -r name status; do
+		if [[ $status == *"ok installed"* ]]; then installed[$name]=1; fi
+	done < <(dpkg-query -W -f='${Package} ${Status}\n' "${asked[@]}" 2>/dev/null || true)
+	for p in "${asked[@]}"; do
+		[ -n "${installed[${p%%:*}]-}" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root or: apt-get install ${missing[*]})"
