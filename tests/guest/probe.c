@@ -635,8 +635,10 @@ struct range {
 
 /*
  * The kernel's own page-table dump: "0xSTART-0xEND  SIZE ... RW|ro ..." per line (x86,
- * arm, arm64); s390's says "RO" where they say "ro"; powerpc's prints read and write as
- * two columns, "r" and "w" (blank when clear), so its read-only page is "r" without "w".
+ * arm, arm64); s390's says "RO" where they say "ro"; 64-bit powerpc's prints read and
+ * write as two columns, "r" and "w" (blank when clear), so its read-only page is "r"
+ * without "w". (32-bit powerpc's says "rw" for writable and uses a lone "w" for
+ * write-through: "rw" is read as RW first, but its read-only pages are not told apart.)
  */
 static struct range *read_page_tables(const char *path, size_t *count)
 {
@@ -659,7 +661,7 @@ static struct range *read_page_tables(const char *path, size_t *count)
 		if (sscanf(line, "0x%lx-0x%lx", &s, &e) != 2)
 			continue;
 		for (tok = strtok_r(line, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-			if (strcmp(tok, "RW") == 0)
+			if (strcmp(tok, "RW") == 0 || strcmp(tok, "rw") == 0)
 				rw = 1;
 			else if (strcmp(tok, "ro") == 0 || strcmp(tok, "RO") == 0)
 				rw = 0;
