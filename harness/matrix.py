@@ -218,11 +218,11 @@ def parse_probe(text):
     return obs, broken
 
 
-def compare(scen, kname, obs, broken):
+def compare(scen, kname, arch, obs, broken):
     """One check per expected observation of the scenario, plus one per probe failure."""
     checks = [{"name": "probe", "expected": "ok", "got": b, "pass": False} for b in broken]
     for key, want in scen.get("expect", {}).items():
-        want = matrixspec.expected(want, kname)
+        want = matrixspec.expected(want, kname, arch)
         if want is None:
             continue
         got = obs.get(key, "missing")
@@ -278,7 +278,7 @@ def run_cell(cell, spec, prep, rundir, args):
     res = {"kernel": kname, "arch": arch, "scenario": sname, "checks": [], "outcome": None}
     start = time.time()
     res["start"] = round(start, 3)
-    expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname)
+    expected_outcome = matrixspec.expected(scen.get("outcome", "ok"), kname, arch)
     try:
         image = prep.kernel(arch, kernel["tree"], kernel["config"])
         rootfs = prep.rootfs(arch)
@@ -341,7 +341,7 @@ def run_cell(cell, spec, prep, rundir, args):
     obs, broken = parse_probe(ktap)
     res["observed"] = obs
     if outcome == "ok":
-        res["checks"] += compare(scen, kname, obs, broken)
+        res["checks"] += compare(scen, kname, arch, obs, broken)
     if not all(c["pass"] for c in res["checks"]):
         # Now, while the inputs are the ones this boot used: the script records their hashes.
         try:

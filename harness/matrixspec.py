@@ -142,9 +142,13 @@ Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
 
 
-def expected(value, kernel):
-    """The value a kernel must show: a scalar for all, or {kernel: v, default: v}."""
+def expected(value, kernel, arch=None):
+    """The value a kernel must show on an arch: a scalar for all, or {arch: v, kernel: v,
+    default: v}. An arch key comes first: it is what the arch makes every kernel show (a
+    port with no page-table dump), where a kernel key is what that kernel does everywhere."""
     if isinstance(value, dict):
+        if arch is not None and arch in value:
+            return value[arch]
         return value.get(kernel, value.get("default"))
     return value
 
@@ -368,22 +372,28 @@ class Spec:
                 continue
             if "kernels" in s and kname not in s["kernels"]:
                 continue
-            outcome = expected(s.get("outcome", "ok"), kname)
-            if outcome == "ok":
-                continue
-            exp = s.get("expect", {})
-            for key, v in exp.items():
-                if expected(v, kname) is not None:
-                    self.err(exp, key, f"applies to {kname}, whose outcome is {outcome}: its probe never "
-                             f"runs, so the value could never be checked ({kname}: null says so)")
+            # None first: the kernel's own value; then each arch's, for an arch key
+            for arch in [None] + k["arches"]:
+                outcome = expected(s.get("outcome", "ok"), kname, arch)
+                if outcome == "ok":
+                    continue
+                exp = s.get("expect", {})
+                for key, v in exp.items():
+                    if arch is not None and not (isinstance(v, dict) and arch in v):
+                        continue
+                    if expected(v, kname, arch) is not None:
+                        on = f" on {arch}" if arch else ""
+                        self.err(exp, key, f"applies to {kname}{on}, whose outcome is {outcome}: its probe "
+                                 f"never runs, so the value could never be checked ({kname}: null says so)")
 
     def check_value(self, node, key, v):
         """An expected value (or an outcome): a string for all kernels or a mapping kernel ->
         string with an optional default; numbers become their digits."""
         if isinstance(v, dict):
             for k2, v2 in v.items():
-                if k2 != "default" and k2 not in self.kernels:
-                    self.err(v, k2, f"not a kernel of this matrix (kernels: {', '.join(self.kernels)})")
+                if k2 != "default" and k2 not in self.kernels and k2 not in self.arches():
+                    self.err(v, k2, f"not a kernel or arch of this matrix (kernels: {', '.join(self.kernels)}; "
+                             f"arches: {', '.join(self.arches())})")
                 # null: no expectation for that kernel (its probe never runs, e.g. a freeze)
                 v[k2] = None if v2 is None else str(v2)
         else:

@@ -45,13 +45,13 @@ def all_cells(spec):
     return whole.cells("all", "")
 
 
-def expectations(spec, kname, sname):
+def expectations(spec, kname, arch, sname):
     """{check name: expected value} that matrix.py's run_cell gives this cell: the outcome
     and, when the boot reached ok, every observation the scenario expects of this kernel."""
     scen = spec.scenarios[sname]
-    want = {"outcome": matrixspec.expected(scen.get("outcome", "ok"), kname)}
+    want = {"outcome": matrixspec.expected(scen.get("outcome", "ok"), kname, arch)}
     for key, value in scen.get("expect", {}).items():
-        value = matrixspec.expected(value, kname)
+        value = matrixspec.expected(value, kname, arch)
         if value is not None:
             want[key] = value
     return want
@@ -60,7 +60,7 @@ def expectations(spec, kname, sname):
 def foreign_check(spec, r):
     """Why a result was not made from this matrix (None if it was): a check it lacks or
     does not expect, or an expected value that differs."""
-    want = expectations(spec, r["kernel"], r["scenario"])
+    want = expectations(spec, r["kernel"], r["arch"], r["scenario"])
     names = set()
     for c in r["checks"]:
         if c["name"] == "probe":  # a failed probe step: not an expectation
@@ -80,7 +80,7 @@ def foreign_check(spec, r):
 def no_result(spec, cell, why):
     """A cell that left no result: lab trouble (nothing says what the kernel did)."""
     kname, arch, sname = cell
-    want = expectations(spec, kname, sname)["outcome"]
+    want = expectations(spec, kname, arch, sname)["outcome"]
     return {"kernel": kname, "arch": arch, "scenario": sname, "outcome": "no-result", "lab": True,
             "error": why, "observed": {},
             "checks": [{"name": "outcome", "expected": want, "got": "no-result", "pass": False, "lab": True}]}

@@ -3,7 +3,8 @@
 # Fragments: configs/base.config + configs/arch/<arch>.config + configs/<config>.config and
 # the configs it names with "# requires: <name>", merged by the tree's own merge_config.sh
 # on allnoconfig. Every option asked for must survive into .config, except those a fragment
-# marks "# may-vanish-on: <kernel>..." (on the line before). Last line: the build folder.
+# marks "# may-vanish-on: <kernel>..." (on the line before); "# CONFIG_X is not set" holds
+# when X is out of reach. Last line: the build folder.
 # Environment: CONFIGURE_ONLY=1 stops after the configuration; BUILD_SUFFIX names a second
 # build folder for the same config; DEBIAN_FLAVOUR picks the Debian config for "# base: debian";
 # BUILD_TARGETS="security/ ..." builds those kbuild targets instead of the image (the
@@ -111,6 +112,11 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 	lost=""
 	for sym in "${!want[@]}"; do
 		grep -qxF "${want[$sym]}" "$OUT/.config" && continue
+		# "is not set" asked and the symbol out of reach (absent) is the same value, n: how
+		# an arch fragment takes back a base option its arch cannot have
+		case "${want[$sym]}" in
+		"# $sym is not set") grep -qE "^$sym=" "$OUT/.config" || continue ;;
+		esac
 		case " ${vanish[$sym]} " in *" $KERNEL "*) continue ;; esac
 		have=$(grep -E "^$sym=|^# $sym is not set" "$OUT/.config" || echo "absent")
 		lost="$lost ${want[$sym]} (got: $have);"

@@ -25,27 +25,37 @@ class Probe(unittest.TestCase):
     def test_real_output_matches_stock(self):
         obs, broken = matrix.parse_probe(fixture("stock-x86_64-permissive.ktap"))
         self.assertEqual(broken, [])
-        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        checks = matrix.compare(self.scen, "6.1-stock", "x86_64", obs, broken)
         self.assertTrue(checks)
         self.assertEqual([c for c in checks if not c["pass"]], [])
 
     def test_same_output_fails_for_patched(self):
         # Stock answers EINVAL where the accept build must answer count: must not pass.
         obs, broken = matrix.parse_probe(fixture("stock-x86_64-permissive.ktap"))
-        bad = [c["name"] for c in matrix.compare(self.scen, "6.1-patched-accept", obs, broken) if not c["pass"]]
+        bad = [c["name"] for c in matrix.compare(self.scen, "6.1-patched-accept", "x86_64", obs, broken) if not c["pass"]]
         self.assertIn("write.one", bad)
         self.assertIn("klog.pruned", bad)
 
+    def test_arch_without_a_dump_is_held_to_its_own_value(self):
+        # mips64el expects no-dump: x86_64's real "none" is not accepted there, and a
+        # probe that said no-dump on x86_64 would not pass either.
+        obs, broken = matrix.parse_probe(fixture("stock-x86_64-permissive.ktap"))
+        bad = [c["name"] for c in matrix.compare(self.scen, "6.1-stock", "mips64el", obs, broken) if not c["pass"]]
+        self.assertEqual(bad, ["hooks.writable"])
+        obs["hooks.writable"] = "no-dump"
+        bad = [c["name"] for c in matrix.compare(self.scen, "6.1-stock", "x86_64", obs, broken) if not c["pass"]]
+        self.assertEqual(bad, ["hooks.writable"])
+
     def test_cut_off_output_is_missing_not_passed(self):
         obs, broken = matrix.parse_probe(fixture("cut-off.ktap"))
-        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        checks = matrix.compare(self.scen, "6.1-stock", "x86_64", obs, broken)
         missing = [c for c in checks if c["got"] == "missing"]
         self.assertTrue(missing)
         self.assertTrue(all(not c["pass"] for c in missing))
 
     def test_probe_failure_is_a_failure(self):
         obs, broken = matrix.parse_probe("# obs: hooks=unobservable\nnot ok 13 hooks\n")
-        checks = matrix.compare(self.scen, "6.1-stock", obs, broken)
+        checks = matrix.compare(self.scen, "6.1-stock", "x86_64", obs, broken)
         self.assertFalse(checks[0]["pass"])
         self.assertEqual(checks[0]["name"], "probe")
 

@@ -248,6 +248,31 @@ def test_null_says_no_expectation(tmp_path):
     assert matrixspec.expected(exp["boot.lsm"], "k1") == "capability"
 
 
+# --- an arch key: what the arch makes every kernel show, before the kernel's value ---------
+def test_arch_key_comes_before_the_kernel_key(tmp_path):
+    spec = load(tmp_path, BASE.replace("{default: count, k1: EINVAL}", "{default: count, k1: EINVAL, arm64: ENOMEM}"))
+    v = spec.scenarios["s"]["expect"]["write.one"]
+    assert matrixspec.expected(v, "k1", "arm64") == "ENOMEM"
+    assert matrixspec.expected(v, "k2", "arm64") == "ENOMEM"
+    # the control: on another arch the kernel's value and the default stand
+    assert matrixspec.expected(v, "k1", "x86_64") == "EINVAL"
+    assert matrixspec.expected(v, "k2", "x86_64") == "count"
+
+
+def test_key_neither_kernel_nor_arch_refused(tmp_path):
+    msg = refused(tmp_path, BASE.replace("{default: count, k1: EINVAL}", "{default: count, k1: EINVAL, vax: x}"), "vax")
+    assert "not a kernel or arch of this matrix" in msg
+
+
+def test_arch_key_on_a_freezing_kernel_refused(tmp_path):
+    # an arch key applies to every kernel there, a freezing one too: refused like a kernel key
+    text = K2_FREEZES.replace(*OUTCOME_EXCEPTED).replace("{default: capability, k2: null}",
+                                                         "{default: capability, k2: null, arm64: x}")
+    assert text != K2_FREEZES.replace(*OUTCOME_EXCEPTED)
+    msg = refused(tmp_path, text, "boot.lsm")
+    assert "k2 on arm64, whose outcome is freeze" in msg
+
+
 @pytest.mark.parametrize("step,key", [
     ("state", "state.enforce"), ("mount", "mount"), ("concurrent", "concurrent.c.load"),
     ("concurrent:r", "concurrent.r.writes"), ("hooks:@PTDUMP@", "hooks.selinux_hooks"),

@@ -90,3 +90,24 @@ def test_hidden_addresses_are_not_a_result(probe, tmp_path):
                          "0000000000000000 D security_hook_heads\n")
     assert obs["hooks.summary"] == "0 ro, 0 RW, 1 unknown", out
     assert "not ok 1 hooks" in out.splitlines()
+
+
+def test_an_arch_without_a_dump_says_so(probe, tmp_path):
+    # hooks: with no path is an arch data file with no ptdump (mips64el): a value of its own,
+    # which no expectation of an arch with a dump ("none" or a list of tables) accepts.
+    (tmp_path / "kallsyms").write_text("ffffffff80b10000 D security_hook_heads\n")
+    p = subprocess.run([probe, "hooks:"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PROBE_KALLSYMS=str(tmp_path / "kallsyms")))
+    obs = dict(line[len("# obs: "):].split("=", 1) for line in p.stdout.splitlines()
+               if line.startswith("# obs: "))
+    assert obs["hooks.writable"] == "no-dump", p.stdout
+    assert "ok 1 hooks" in p.stdout.splitlines()
+
+
+def test_a_named_dump_that_cannot_be_read_is_unobservable(probe, tmp_path):
+    # The control of the test above: an arch that names a dump the kernel lacks fails.
+    (tmp_path / "kallsyms").write_text("ffffffff80b10000 D security_hook_heads\n")
+    p = subprocess.run([probe, f"hooks:{tmp_path / 'no-such-dump'}"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PROBE_KALLSYMS=str(tmp_path / "kallsyms")))
+    assert "# obs: hooks=unobservable" in p.stdout.splitlines(), p.stdout
+    assert "not ok 1 hooks" in p.stdout.splitlines()

@@ -733,6 +733,20 @@ static void step_hooks(const char *ptdump)
 	int rw_count = 0, ro_count = 0, unknown = 0;
 	char rw_list[1024] = "";
 
+	/*
+	 * No dump named: the arch has none (MIPS runs the kernel from an unmapped segment, so
+	 * no page table covers the tables and nothing can make them read-only). Said as a
+	 * value that the expectations of arches with a dump ("none" or a list) never take.
+	 */
+	if (!ptdump || !*ptdump) {
+		obs("hooks.writable", "no-dump");
+		obs("hooks.summary", "no page-table dump on this arch");
+		result(1, "hooks");
+		if (f)
+			fclose(f);
+		free(r);
+		return;
+	}
 	if (!r || !f) {
 		obs("hooks", "unobservable");
 		result(0, "hooks");
