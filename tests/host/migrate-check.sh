@@ -341,6 +341,16 @@ result json-error "$st" "exit $rc
 $out"
 
 # --- hostile trees ----------------------------------------------------------------------
+# The control of the "no shell" checks below: the name, handed to a shell inside single
+# quotes as a careless popen("gzip -dc '%s'") would, makes the pwned file they look for.
+shell_made_file() { # NAME
+	local d st=1
+	d=$(mktemp -d)
+	(cd "$d" && sh -c "gzip -dc '$1'" >/dev/null 2>&1) || true
+	if [ -e "$d/pwned" ]; then st=0; fi
+	rm -rf "$d"
+	return "$st"
+}
 # No shell: a release name, a --root or a --target-config path with quotes runs nothing.
 tree inj-osrelease "root=/dev/vda" "capability,selinux" reg n kernel 0 disabled "$LEGACY_CFG"
 rel="x';touch pwned;'.gz"
@@ -350,6 +360,9 @@ refused inj-osrelease-plain inj-osrelease "config-x';touch pwned;'.gz: gzip -dc 
 st=0
 if [ -e pwned ] || [ -e /pwned ]; then st=1; fi
 result inj-osrelease-no-shell "$st" "a pwned file exists"
+st=0
+shell_made_file "$work/inj-osrelease/boot/config-$rel" || st=1
+result inj-osrelease-control "$st" "a shell given this name made no pwned file: the check above could not fail"
 printf '%s\n' "$LEGACY_CFG" | gzip -c >"$work/inj-osrelease/boot/config-$rel"
 expect inj-osrelease 1 "enabled, no policy" "enabled, no policy" "add selinux=0"
 injroot="inj-root';touch pwned;'"
@@ -361,6 +374,10 @@ expect_out inj-target-config freeze "^On the new kernel: *disabled at boot" - --
 st=0
 if [ -e pwned ] || [ -e /pwned ] || [ -e "$work/pwned" ]; then st=1; fi
 result inj-no-shell-at-all "$st" "a pwned file exists"
+st=0
+shell_made_file "$work/$injroot/proc/config.gz" || st=1
+shell_made_file "$work/t';touch pwned;'.gz" || st=1
+result inj-no-shell-control "$st" "a shell given these names made no pwned file: the check above could not fail"
 # Terminal escapes and bytes that are not UTF-8 in the tree: never printed as they are.
 tree esc "root=/dev/vda" "$(printf 'capability,selinu\033]0;x\007\033[31mx\377\nTo do: evil')" unreg n "" 0 disabled "$LEGACY_CFG"
 run esc
