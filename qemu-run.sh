@@ -193,7 +193,7 @@ qemu-img create -q -f qcow2 -F raw -b "$base" "$work/root.qcow2" >"$work/qemu-im
 	die "cannot make an overlay on '$(q "$rootfs")': $(tail -1 "$work/qemu-img.log")"
 
 cmdline="console=$CONSOLE root=/dev/vda rw panic=-1 init=/usr/local/sbin/harness-init $append"
-qemu=("$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" "${accel_args[@]}" -smp 2 -m 1024
+qemu=("$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" "${accel_args[@]}" -smp "$QEMU_SMP" -m 1024
 	-kernel "$kernel" -append "$cmdline" -no-reboot -display none -nodefaults -monitor none
 	-drive "file=$(qesc "$work/root.qcow2"),if=none,id=root,format=qcow2"
 	-device "virtio-blk-$VIRTIO,drive=root")

@@ -54,7 +54,7 @@ def _field(data, path, kind, name, default=None):
         cur = cur[part]
     if kind is str and cur is None:
         cur = ""
-    if not isinstance(cur, kind):
+    if not isinstance(cur, kind) or (kind is int and isinstance(cur, bool)):
         what = {int: "whole number", str: "string", list: "list"}.get(kind, kind.__name__)
         raise ArchError(f"configs/arch/{name}.yaml: {path} must be a {what}")
     return cur
@@ -68,6 +68,11 @@ class Boot:
         self.machine = f("boot.machine")
         self.cpu = f("boot.cpu")
         self.extra = [str(x) for x in f("boot.extra", list, [])]
+        # vCPUs: two, unless the board starts every vCPU in the kernel (Malta without a
+        # CPU that has MIPS MT or a Coherence Manager: a second one boots the kernel again)
+        self.smp = f("boot.smp", int, 2)
+        if not 1 <= self.smp <= 2:
+            raise ArchError(f"configs/arch/{name}.yaml: boot.smp must be 1 or 2 (the machine has 2 cores)")
         self.console = f("boot.console")
         self.virtio = f("boot.virtio")
         if self.virtio not in VIRTIO:
@@ -111,7 +116,7 @@ class Arch:
         b = self.boot
         if b:
             v.update({"QEMU": b.qemu, "QEMU_PKG": b.qemu_pkg, "QEMU_MACHINE": b.machine,
-                      "QEMU_CPU": b.cpu, "QEMU_EXTRA": " ".join(b.extra), "CONSOLE": b.console,
+                      "QEMU_CPU": b.cpu, "QEMU_EXTRA": " ".join(b.extra), "QEMU_SMP": str(b.smp), "CONSOLE": b.console,
                       "VIRTIO": b.virtio, "PAYLOAD_DISK": b.payload_disk, "QEMU_USER": b.qemu_user,
                       "PTDUMP": b.ptdump,
                       "BOOT_TIMEOUT": str(b.boot_timeout), "PAYLOAD_TIMEOUT": str(b.payload_timeout)})
