@@ -1,7 +1,6 @@
 """scripts/lib.sh's need_pkgs: what it takes as installed. Run as a user who is not root
 (id is replaced), so a package it finds missing makes it stop with the apt-get line, and
 nothing is installed."""
-import os
 import subprocess
 
 from fakeqemu import ROOT
