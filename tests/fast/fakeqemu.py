@@ -94,7 +94,7 @@ class QemuRun:
         self.bin = tmp / "bin"
         self.bin.mkdir()
         self.arch = "x86_64"
-        for name in ("qemu-system-x86_64", "qemu-system-s390x"):
+        for name in ("qemu-system-x86_64", "qemu-system-s390x", "qemu-system-mips64el"):
             fake = self.bin / name
             fake.write_text(FAKE_QEMU)
             fake.chmod(0o755)

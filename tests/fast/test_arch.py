@@ -107,3 +107,25 @@ def test_payload_disk_defaults_to_virtio_blk_and_is_checked(tmp_path, monkeypatc
     else:
         with pytest.raises(arch.ArchError, match=want):
             arch.load("t")
+
+
+@pytest.mark.parametrize("line,want", [
+    ("", "QEMU_SMP=2\n"),
+    ("  smp: 1\n", "QEMU_SMP=1\n"),
+    ("  smp: 0\n", "boot.smp must be 1 or 2"),
+    ("  smp: 3\n", "boot.smp must be 1 or 2"),
+    ("  smp: true\n", "boot.smp must be a whole number"),
+    ("  smp: two\n", "boot.smp must be a whole number"),
+])
+def test_smp_defaults_to_two_and_is_checked(tmp_path, monkeypatch, line, want):
+    # the vCPUs qemu-run.sh gives the guest; Malta (mips64el) boots the kernel on each
+    text = open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")).read()
+    head, sep, rest = text.partition("  virtio: pci\n")
+    assert sep, "x86_64.yaml no longer has 'virtio: pci' where this test adds a line"
+    (tmp_path / "t.yaml").write_text(head + sep + line + rest)
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    if want.startswith("QEMU_SMP="):
+        assert want in arch.load("t").shell()
+    else:
+        with pytest.raises(arch.ArchError, match=want):
+            arch.load("t")

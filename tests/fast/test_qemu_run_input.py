@@ -81,6 +81,16 @@ def test_root_is_the_only_vd_disk_where_the_arch_says_so(qemu_run, arch, payload
     assert (vd_disks == ["root"]) == (arch == "s390"), disks
 
 
+@pytest.mark.parametrize("arch,smp", [("x86_64", "2"), ("mips64el", "1")])
+def test_vcpus_are_the_arch_data_files(qemu_run, arch, smp):
+    # Malta starts every vCPU at the kernel's entry: mips64el's data file asks for one
+    qemu_run.arch = arch
+    r = qemu_run.run("--exec", "true")
+    assert r.returncode == 0, r.stderr
+    argv = qemu_run.starts()[0]["argv"]
+    assert argv[argv.index("-smp") + 1] == smp, argv
+
+
 def test_interactive_console_has_no_monitor_and_no_writable_base(qemu_run):
     # Interactive mode needs a terminal on stdin: give it a pty.
     master, slave = pty.openpty()
