@@ -142,7 +142,8 @@ class QemuRun:
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
-    def qemu_pid(self, wait=10):
+    def qemu_pid(self, wait=30):
+        # generous: on a machine running guests beside the suite, 10 s was once too short
         end = time.time() + wait
         while time.time() < end:
             if self.pidfile.exists():
