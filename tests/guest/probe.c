@@ -724,10 +724,10 @@ static void step_hooks(const char *ptdump)
 	char *writable[256];
 	int nw = 0, k;
 	size_t nr = 0, i;
-	struct range *r = ptdump ? read_page_tables(ptdump, &nr) : NULL;
 	/* PROBE_KALLSYMS: a captured list instead, for the host test of this parser. */
 	const char *ksyms = getenv("PROBE_KALLSYMS");
-	FILE *f = fopen(ksyms ? ksyms : "/proc/kallsyms", "r");
+	struct range *r;
+	FILE *f;
 	char line[512], sym[256], type, name[300];
 	unsigned long addr;
 	int rw_count = 0, ro_count = 0, unknown = 0;
@@ -742,11 +742,10 @@ static void step_hooks(const char *ptdump)
 		obs("hooks.writable", "no-dump");
 		obs("hooks.summary", "no page-table dump on this arch");
 		result(1, "hooks");
-		if (f)
-			fclose(f);
-		free(r);
 		return;
 	}
+	r = read_page_tables(ptdump, &nr);
+	f = fopen(ksyms ? ksyms : "/proc/kallsyms", "r");
 	if (!r || !f) {
 		obs("hooks", "unobservable");
 		result(0, "hooks");
