@@ -147,6 +147,9 @@ def expected(value, kernel, arch=None):
     default: v}. An arch key comes first: it is what the arch makes every kernel show (a
     port with no page-table dump), where a kernel key is what that kernel does everywhere."""
     if isinstance(value, dict):
+        # kernel: null (its probe never runs, a freeze) holds on every arch
+        if kernel in value and value[kernel] is None:
+            return None
         if arch is not None and arch in value:
             return value[arch]
         return value.get(kernel, value.get("default"))
@@ -372,14 +375,16 @@ class Spec:
                 continue
             if "kernels" in s and kname not in s["kernels"]:
                 continue
-            # None first: the kernel's own value; then each arch's, for an arch key
+            # None first: the kernel's own values; then each arch where the outcome or the
+            # expectation has a key of its own
+            out_v = s.get("outcome", "ok")
             for arch in [None] + k["arches"]:
-                outcome = expected(s.get("outcome", "ok"), kname, arch)
+                outcome = expected(out_v, kname, arch)
                 if outcome == "ok":
                     continue
                 exp = s.get("expect", {})
                 for key, v in exp.items():
-                    if arch is not None and not (isinstance(v, dict) and arch in v):
+                    if arch is not None and not any(isinstance(x, dict) and arch in x for x in (v, out_v)):
                         continue
                     if expected(v, kname, arch) is not None:
                         on = f" on {arch}" if arch else ""

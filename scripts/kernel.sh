@@ -3,8 +3,9 @@
 # Fragments: configs/base.config + configs/arch/<arch>.config + configs/<config>.config and
 # the configs it names with "# requires: <name>", merged by the tree's own merge_config.sh
 # on allnoconfig. Every option asked for must survive into .config, except those a fragment
-# marks "# may-vanish-on: <kernel>..." (on the line before); "# CONFIG_X is not set" holds
-# when X is out of reach. Last line: the build folder.
+# marks "# may-vanish-on: <kernel>..." (on the line before); the arch fragment's
+# "# CONFIG_X is not set" also holds when X is out of the arch's reach. Last line: the
+# build folder.
 # Environment: CONFIGURE_ONLY=1 stops after the configuration; BUILD_SUFFIX names a second
 # build folder for the same config; DEBIAN_FLAVOUR picks the Debian config for "# base: debian";
 # BUILD_TARGETS="security/ ..." builds those kbuild targets instead of the image (the
@@ -94,7 +95,7 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 		die "olddefconfig failed, see $OUT/config.log"
 	# Every requested option must have survived (kunit.py's validate_config, in shell).
 	# As in merge_config.sh, a later fragment's value for a symbol replaces an earlier one.
-	declare -A want=() vanish=()
+	declare -A want=() vanish=() from=()
 	for f in $FRAGS; do
 		v=""
 		while IFS= read -r line; do
@@ -106,17 +107,23 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 			esac
 			want[$sym]=$line
 			vanish[$sym]=$v
+			from[$sym]=$f
 			v=""
 		done <"$f"
 	done
 	lost=""
 	for sym in "${!want[@]}"; do
 		grep -qxF "${want[$sym]}" "$OUT/.config" && continue
-		# "is not set" asked and the symbol out of reach (absent) is the same value, n: how
-		# an arch fragment takes back a base option its arch cannot have
-		case "${want[$sym]}" in
-		"# $sym is not set") grep -qE "^$sym=" "$OUT/.config" || continue ;;
-		esac
+		# The arch fragment's "# CONFIG_X is not set" takes back a base option the arch
+		# cannot have: it holds when X is out of the arch's reach (no line in .config).
+		# Only there, and only for a symbol some Kconfig defines: elsewhere, or misspelt, it
+		# must still show as lost.
+		if [ "${from[$sym]}" = "$ROOT/configs/arch/$ARCH_IN.config" ] &&
+			[ "${want[$sym]}" = "# $sym is not set" ] &&
+			! grep -qE "^$sym=|^# $sym is not set" "$OUT/.config" &&
+			grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config ${sym#CONFIG_}[[:space:]]*$" "$SRC"; then
+			continue
+		fi
 		case " ${vanish[$sym]} " in *" $KERNEL "*) continue ;; esac
 		have=$(grep -E "^$sym=|^# $sym is not set" "$OUT/.config" || echo "absent")
 		lost="$lost ${want[$sym]} (got: $have);"

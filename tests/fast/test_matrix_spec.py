@@ -264,12 +264,33 @@ def test_key_neither_kernel_nor_arch_refused(tmp_path):
     assert "not a kernel or arch of this matrix" in msg
 
 
+def test_kernel_null_holds_beside_an_arch_key(tmp_path):
+    # k2 freezes everywhere: its null wins over the arch's value, and the file loads
+    spec = load(tmp_path, K2_FREEZES.replace(*OUTCOME_EXCEPTED).replace(
+        "{default: capability, k2: null}", "{default: capability, k2: null, arm64: x}"))
+    v = spec.scenarios["s"]["expect"]["boot.lsm"]
+    assert matrixspec.expected(v, "k2", "arm64") is None
+    assert matrixspec.expected(v, "k1", "arm64") == "x"
+
+
+def test_arch_keyed_outcome_refuses_a_plain_expectation(tmp_path):
+    # the boot freezes on arm64 only: an expectation that applies there is refused too
+    text = BASE.replace("    append: quiet\n", "    append: quiet\n    outcome: {default: ok, arm64: freeze}\n")
+    msg = refused(tmp_path, text, "boot.lsm")
+    assert "applies to k2 on arm64, whose outcome is freeze" in msg
+    # the control: null for arm64 says so, and the file loads (k1 runs on x86_64 only)
+    load(tmp_path, text.replace("boot.lsm: capability", "boot.lsm: {default: capability, arm64: null}")
+         .replace("write.one: {default: count, k1: EINVAL}", "write.one: {default: count, k1: EINVAL, arm64: null}")
+         .replace("klog.x: 0", "klog.x: {default: 0, arm64: null}"))
+
+
 def test_arch_key_on_a_freezing_kernel_refused(tmp_path):
     # an arch key applies to every kernel there, a freezing one too: refused like a kernel key
-    text = K2_FREEZES.replace(*OUTCOME_EXCEPTED).replace("{default: capability, k2: null}",
-                                                         "{default: capability, k2: null, arm64: x}")
+    # (no default: on x86_64 nothing applies to k2; the arch key does on arm64)
+    text = K2_FREEZES.replace(*OUTCOME_EXCEPTED).replace("klog.x: {default: 0, k2: null}",
+                                                         "klog.x: {k1: 0, arm64: '1'}")
     assert text != K2_FREEZES.replace(*OUTCOME_EXCEPTED)
-    msg = refused(tmp_path, text, "boot.lsm")
+    msg = refused(tmp_path, text, "klog.x")
     assert "k2 on arm64, whose outcome is freeze" in msg
 
 

@@ -104,6 +104,15 @@ def test_an_arch_without_a_dump_says_so(probe, tmp_path):
     assert "ok 1 hooks" in p.stdout.splitlines()
 
 
+def test_a_bare_hooks_step_is_unobservable(probe, tmp_path):
+    # "hooks" with no colon names nothing, not even an empty dump: a scenario's mistake
+    (tmp_path / "kallsyms").write_text("ffffffff80b10000 D security_hook_heads\n")
+    p = subprocess.run([probe, "hooks"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, PROBE_KALLSYMS=str(tmp_path / "kallsyms")))
+    assert "# obs: hooks=unobservable" in p.stdout.splitlines(), p.stdout
+    assert "not ok 1 hooks" in p.stdout.splitlines()
+
+
 def test_a_named_dump_that_cannot_be_read_is_unobservable(probe, tmp_path):
     # The control of the test above: an arch that names a dump the kernel lacks fails.
     (tmp_path / "kallsyms").write_text("ffffffff80b10000 D security_hook_heads\n")

@@ -22,7 +22,8 @@
  *   concurrent:LABEL       4 writers on the node while load_policy runs
  *   klog:LABEL:TEXT        how many kernel log lines contain TEXT
  *   hooks:PTDUMP           for each LSM hook table in /proc/kallsyms: is its page RW or ro
- *                          in the kernel's page-table dump PTDUMP (a debugfs file)
+ *                          in the kernel's page-table dump PTDUMP (a debugfs file);
+ *                          "hooks:" with no PTDUMP: the arch has no dump (no-dump)
  *   cmd:LABEL:PROGRAM [ARG...]  run PROGRAM with the space-separated ARGs, report its
  *                          status and first line
  *
@@ -738,13 +739,14 @@ static void step_hooks(const char *ptdump)
 	 * no page table covers the tables and nothing can make them read-only). Said as a
 	 * value that the expectations of arches with a dump ("none" or a list) never take.
 	 */
-	if (!ptdump || !*ptdump) {
+	if (ptdump && !*ptdump) {
 		obs("hooks.writable", "no-dump");
 		obs("hooks.summary", "no page-table dump on this arch");
 		result(1, "hooks");
 		return;
 	}
-	r = read_page_tables(ptdump, &nr);
+	/* A bare "hooks" names nothing at all: a scenario's mistake, not an arch's fact. */
+	r = ptdump ? read_page_tables(ptdump, &nr) : NULL;
 	f = fopen(ksyms ? ksyms : "/proc/kallsyms", "r");
 	if (!r || !f) {
 		obs("hooks", "unobservable");
