@@ -341,22 +341,26 @@ result json-error "$st" "exit $rc
 $out"
 
 # --- hostile trees ----------------------------------------------------------------------
-# The control of the "no shell" checks below: the name, handed to a shell inside single
-# quotes as a careless popen("gzip -dc '%s'") would, makes the pwned file they look for.
+# The control of the "no shell" checks below: the name, handed to a shell as a careless
+# popen("gzip -dc %s") would, in single quotes, in double quotes or bare, makes the pwned
+# file they look for each time (the quotes end the first; $(...) runs in the others).
 shell_made_file() { # NAME
-	local d st=1
-	d=$(mktemp -d)
-	(cd "$d" && sh -c "gzip -dc '$1'" >/dev/null 2>&1) || true
-	if [ -e "$d/pwned" ]; then st=0; fi
-	rm -rf "$d"
+	local d form st=0
+	for form in "'%s'" '"%s"' '%s'; do
+		d=$(mktemp -d)
+		# shellcheck disable=SC2059 # the form is the format: that is the careless tool
+		(cd "$d" && sh -c "gzip -dc $(printf "$form" "$1")" >/dev/null 2>&1) || true
+		if [ ! -e "$d/pwned" ]; then st=1; fi
+		rm -rf "$d"
+	done
 	return "$st"
 }
 # No shell: a release name, a --root or a --target-config path with quotes runs nothing.
 tree inj-osrelease "root=/dev/vda" "capability,selinux" reg n kernel 0 disabled "$LEGACY_CFG"
-rel="x';touch pwned;'.gz"
+rel="x';touch pwned;'\$(touch pwned).gz"
 printf '%s\n' "$rel" >"$work/inj-osrelease/proc/sys/kernel/osrelease"
 printf '%s\n' "$LEGACY_CFG" >"$work/inj-osrelease/boot/config-$rel"
-refused inj-osrelease-plain inj-osrelease "config-x';touch pwned;'.gz: gzip -dc failed"
+refused inj-osrelease-plain inj-osrelease "config-x';touch pwned;'\\\$\\(touch pwned\\)\\.gz: gzip -dc failed"
 st=0
 if [ -e pwned ] || [ -e /pwned ]; then st=1; fi
 result inj-osrelease-no-shell "$st" "a pwned file exists"
@@ -365,18 +369,19 @@ shell_made_file "$work/inj-osrelease/boot/config-$rel" || st=1
 result inj-osrelease-control "$st" "a shell given this name made no pwned file: the check above could not fail"
 printf '%s\n' "$LEGACY_CFG" | gzip -c >"$work/inj-osrelease/boot/config-$rel"
 expect inj-osrelease 1 "enabled, no policy" "enabled, no policy" "add selinux=0"
-injroot="inj-root';touch pwned;'"
+injroot="inj-root';touch pwned;'\$(touch pwned)"
 tree "$injroot" "root=/dev/vda" "capability,selinux" reg n kernel 0 disabled "$LEGACY_CFG"
 printf '%s\n' "$LEGACY_CFG" | gzip -c >"$work/$injroot/proc/config.gz"
 expect "$injroot" 1 "enabled, no policy" "enabled, no policy" "add selinux=0"
-cp "$work/trixie.config.gz" "$work/t';touch pwned;'.gz"
-expect_out inj-target-config freeze "^On the new kernel: *disabled at boot" - --target-config "$work/t';touch pwned;'.gz"
+target="$work/t';touch pwned;'\$(touch pwned).gz"
+cp "$work/trixie.config.gz" "$target"
+expect_out inj-target-config freeze "^On the new kernel: *disabled at boot" - --target-config "$target"
 st=0
 if [ -e pwned ] || [ -e /pwned ] || [ -e "$work/pwned" ]; then st=1; fi
 result inj-no-shell-at-all "$st" "a pwned file exists"
 st=0
 shell_made_file "$work/$injroot/proc/config.gz" || st=1
-shell_made_file "$work/t';touch pwned;'.gz" || st=1
+shell_made_file "$target" || st=1
 result inj-no-shell-control "$st" "a shell given these names made no pwned file: the check above could not fail"
 # Terminal escapes and bytes that are not UTF-8 in the tree: never printed as they are.
 tree esc "root=/dev/vda" "$(printf 'capability,selinu\033]0;x\007\033[31mx\377\nTo do: evil')" unreg n "" 0 disabled "$LEGACY_CFG"
