@@ -23,7 +23,11 @@ args=()
 for p in $patterns; do args+=(-e "$p"); done
 all=$(
 	cd "$tree"
-	grep -rIoF --exclude-dir=.git --exclude-dir='build-*' "${args[@]}" . | sed 's|^\./||' |
+	# Not the tree's: build folders, and merge_config.sh's temporary files, which a kernel
+	# build configuring in this tree at the same moment (make test's background) holds in
+	# the top folder for a second (.tmp.config.*, .merge_tmp.config.*: seen in a CI run).
+	grep -rIoF --exclude-dir=.git --exclude-dir='build-*' --exclude='.tmp.config.*' \
+		--exclude='.merge_tmp.config.*' "${args[@]}" . | sed 's|^\./||' |
 		grep -v '^Documentation/ABI/removed/' |
 		grep -vE '^arch/[^/]+/configs/[^:]+:SECURITY_SELINUX_DISABLE$' | sort -u
 	true
