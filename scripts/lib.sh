@@ -96,11 +96,14 @@ need_pkgs() {
 	[ ${#asked[@]} -gt 0 ] || return 0
 	# One dpkg-query for all of them (it exits 1 if one is unknown to dpkg: that one is
 	# then simply missing). Its whole output is read, so no writer gets a broken pipe.
-	while read -r name status; do
-		if [[ $status == *"ok installed"* ]]; then installed[$name]=1; fi
-	done < <(dpkg-query -W -f='${Package} ${Status}\n' "${asked[@]}" 2>/dev/null || true)
+	# Keyed as asked: foo:i386 by name and arch (asked beside a plain foo, the native foo's
+	# line must not answer for it), a plain name by name.
+	local arch
+	while read -r name arch status; do
+		if [[ $status == *"ok installed"* ]]; then installed[$name]=1 installed[$name:$arch]=1; fi
+	done < <(dpkg-query -W -f='${Package} ${Architecture} ${Status}\n' "${asked[@]}" 2>/dev/null || true)
 	for p in "${asked[@]}"; do
-		[ -n "${installed[${p%%:*}]-}" ] || missing+=("$p")
+		[ -n "${installed[$p]-}" ] || missing+=("$p")
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	[ "$(id -u)" = 0 ] || die "missing packages: ${missing[*]} (run as root or: apt-get install ${missing[*]})"
