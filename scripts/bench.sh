@@ -3,7 +3,7 @@
 #   cold kernel build (no ccache, fresh build folder) and no-change rebuild, per arch;
 #   guest image build, cold (fresh cache) and cached, per arch;
 #   boot: qemu start to the payload's result (median of 3), per arch;
-#   the fast tier (make check);
+#   the fast tier (make check); the CI pipeline generators on the default set;
 #   with BENCH_TEST=1 also a warm "make test";
 #   with BENCH_TEST_COLD=1 a cold one: .ci/run in a clean clone of HEAD with its own empty
 #   cache folder (no ccache, no guest images), as CI runs it; 45-60 min here;
@@ -74,6 +74,14 @@ if [ "${BENCH_CHECK:-1}" = 1 ]; then
 	if t=$(secs make -C "$ROOT" check); then t="${t}s"; else t=failed; fi
 	row "make check (the fast tier)" "$t" "<= 60s"
 fi
+# The CI generators on the default set, alone and with the arch-check jobs (target 5 s each).
+for engine in gitlab github; do
+	for what in "" --arch-check; do
+		if t=$(secs env PYTHONPATH="$ROOT" /usr/bin/python3 -m harness.pipeline "$engine" --set default \
+			$what -o "$BUILD/bench-pipeline.yml"); then t="${t}s"; else t=failed; fi
+		row "$engine pipeline, default set${what:+ and arch-check}" "$t" "<= 5s"
+	done
+done
 if [ "${BENCH_TEST:-0}" = 1 ]; then
 	t=$(secs make -C "$ROOT" test) || t="${t:-failed}"
 	row "make test, warm" "${t}s" "<= 720s"
