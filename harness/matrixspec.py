@@ -377,12 +377,11 @@ class Spec:
                 continue
             # None first: the kernel's own values; then each arch where the outcome or the
             # expectation has a key of its own
-            out_v = s.get("outcome", "ok")
+            out_v, exp = s.get("outcome", "ok"), s.get("expect", {})
             for arch in [None] + k["arches"]:
                 outcome = expected(out_v, kname, arch)
                 if outcome == "ok":
                     continue
-                exp = s.get("expect", {})
                 for key, v in exp.items():
                     if arch is not None and not any(isinstance(x, dict) and arch in x for x in (v, out_v)):
                         continue
@@ -396,9 +395,10 @@ class Spec:
         string with an optional default; numbers become their digits."""
         if isinstance(v, dict):
             for k2, v2 in v.items():
-                if k2 != "default" and k2 not in self.kernels and k2 not in self.arches():
+                arches = self.arches() if k2 != "default" and k2 not in self.kernels else ()
+                if arches and k2 not in arches:
                     self.err(v, k2, f"not a kernel or arch of this matrix (kernels: {', '.join(self.kernels)}; "
-                             f"arches: {', '.join(self.arches())})")
+                             f"arches: {', '.join(arches)})")
                 # null: no expectation for that kernel (its probe never runs, e.g. a freeze)
                 v[k2] = None if v2 is None else str(v2)
         else:

@@ -115,12 +115,13 @@ if [ ! -f "$OUT/.config" ] || [ "$(cat "$OUT/.config-from" 2>/dev/null)" != "$su
 	for sym in "${!want[@]}"; do
 		grep -qxF "${want[$sym]}" "$OUT/.config" && continue
 		# The arch fragment's "# CONFIG_X is not set" takes back a base option the arch
-		# cannot have: it holds when X is out of the arch's reach (no line in .config).
+		# cannot have: it holds when X is out of the arch's reach (no line in .config; the
+		# "is not set" line itself matched above).
 		# Only there, and only for a symbol some Kconfig defines: elsewhere, or misspelt, it
 		# must still show as lost.
 		if [ "${from[$sym]}" = "$ROOT/configs/arch/$ARCH_IN.config" ] &&
 			[ "${want[$sym]}" = "# $sym is not set" ] &&
-			! grep -qE "^$sym=|^# $sym is not set" "$OUT/.config" &&
+			! grep -qE "^$sym=" "$OUT/.config" &&
 			grep -rqE --include='Kconfig*' "^[[:space:]]*(menu)?config ${sym#CONFIG_}[[:space:]]*$" "$SRC"; then
 			continue
 		fi
