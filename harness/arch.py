@@ -123,20 +123,38 @@ class Arch:
         return "".join(f"{k}={shlex.quote(val)}\n" for k, val in v.items())
 
 
+# libyaml's loader where python3-yaml has it (Debian's does): one matrix load reads every
+# data file, and the pure-Python parser was most of a command's start-up.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A file read once per process, again only if it changed (the tests rewrite data files).
+_read_cache = {}
+
+
 def load(name):
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise ArchError(f"bad arch name {name!r} (a plain name from configs/arch/)")
     path = os.path.join(folder(), name + ".yaml")
-    if not os.path.isfile(path):
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is None or not os.path.isfile(path):
         raise ArchError(f"unknown arch '{name}' (one of: {' '.join(names())})")
+    key = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    if key not in _read_cache:
+        _read_cache[key] = _parse(name, path)
+    return Arch(name, _read_cache[key])
+
+
+def _parse(name, path):
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
+            data = yaml.load(fh, Loader=_YAML_LOADER)
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise ArchError(f"configs/arch/{name}.yaml: not valid YAML ({str(e).splitlines()[0]})")
     if not isinstance(data, dict):
         raise ArchError(f"configs/arch/{name}.yaml: not a mapping")
-    return Arch(name, data)
+    return data
 
 
 def main(argv):

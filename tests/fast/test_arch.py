@@ -127,3 +127,14 @@ def shell_or_refusal(tmp_path, monkeypatch, line, want):
 def test_smp_defaults_to_two_and_is_checked(tmp_path, monkeypatch, line, want):
     # the vCPUs qemu-run.sh gives the guest; Malta (mips64el) boots the kernel on each
     shell_or_refusal(tmp_path, monkeypatch, line, want)
+
+
+def test_a_data_file_rewritten_is_read_again(tmp_path, monkeypatch):
+    # arch.load keeps what it parsed of a file for the process; a file that changed is
+    # parsed again (the one before is the control: it had the other value)
+    text = open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")).read()
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    (tmp_path / "t.yaml").write_text(text)
+    assert arch.load("t").boot.smp == 2
+    (tmp_path / "t.yaml").write_text(text.replace("  virtio: pci\n", "  virtio: pci\n  smp: 1\n"))
+    assert arch.load("t").boot.smp == 1

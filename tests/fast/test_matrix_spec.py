@@ -200,6 +200,27 @@ def test_aliases_refused(tmp_path):
     refused(tmp_path, text, "*v", 14)
 
 
+def with_lines(x):
+    """X with the line of every mapping, key, list and item beside its value."""
+    if isinstance(x, dict):
+        return ("map", x.line, dict(x.key_lines), {k: with_lines(v) for k, v in x.items()})
+    if isinstance(x, list):
+        return ("seq", x.line, list(x.item_lines), [with_lines(v) for v in x])
+    return (type(x).__name__, x)
+
+
+def test_libyaml_reads_what_the_python_reader_reads():
+    # matrixspec reads with libyaml (python3-yaml's C parser) when it can, for speed; the
+    # pure-Python Loader is the reference: the same values and types, every line the same
+    assert matrixspec.FastLoader is not None, "python3-yaml without libyaml: the fast reader is not used"
+    import yaml
+    text = open(os.path.join(ROOT, "matrix.yaml"), encoding="utf-8").read()
+    fast = with_lines(matrixspec._read_yaml(text))
+    assert fast == with_lines(yaml.load(text, Loader=matrixspec.Loader))
+    # the control: a line moved is seen
+    assert fast != with_lines(matrixspec._read_yaml("\n" + text))
+
+
 # --- every expected observation is reported by some step -----------------------------------
 @pytest.mark.parametrize("key", ["klog.y", "write.two", "after.lsm", "mount", "cmd.x", "hook.writable"])
 def test_expect_key_no_step_reports(tmp_path, key):

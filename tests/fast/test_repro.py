@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from fakeqemu import ROOT, gone_within, one_line_error, qemu_opts
+from fakeqemu import ROOT, QemuRun, gone_within, one_line_error, qemu_opts
 
 APPEND = "selinux=0 odd,value 'quoted'"
 
@@ -90,11 +90,26 @@ class Cell:
                               cwd=os.path.dirname(script))
 
 
-@pytest.fixture
-def cell(qemu_run, tmp_path):
-    c = Cell(qemu_run, tmp_path)
+@pytest.fixture(scope="module")
+def booted(tmp_path_factory):
+    """One boot per module (qemu-run.sh is most of a test's time): the cell, and a copy of
+    the folder the boot left, taken before any test touched it."""
+    root = tmp_path_factory.mktemp("cell")
+    c = Cell(QemuRun(root), root)
     r = c.boot()
     assert r.returncode == 3, r.stderr
+    snapshot = tmp_path_factory.mktemp("snapshot") / "cell"
+    shutil.copytree(root, snapshot, symlinks=True)
+    return c, snapshot
+
+
+@pytest.fixture
+def cell(booted):
+    """The booted cell, its folder put back as the boot left it (same paths, same bytes,
+    same modes): a test may flip, delete or rewrite any of it."""
+    c, snapshot = booted
+    shutil.rmtree(c.tmp)
+    shutil.copytree(snapshot, c.tmp, symlinks=True)
     return c
 
 
