@@ -373,11 +373,21 @@ def test_the_merge_command(spec, run, tmp_path):
 # --- (c) the pipelines -------------------------------------------------------------------------
 
 def generate(tmp_path, engine, *args):
+    """The pipeline file `python3 -m harness.pipeline ENGINE ARGS` writes, run from the
+    repository's top folder (in this process: an interpreter's start per file was most of
+    the time; test_shards_are_the_same_in_another_process and the bad-input tests run it
+    as a command)."""
     out = tmp_path / f"{engine}.yml"
-    p = subprocess.run([sys.executable, "-m", "harness.pipeline", engine, *args, "-o", str(out)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines()[-1] == str(out)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            rc = pipeline.main([engine, *args, "-o", str(out)])
+    finally:
+        os.chdir(cwd)
+    assert rc == 0, stderr.getvalue()
+    assert stdout.getvalue().splitlines()[-1] == str(out)
     return out
 
 
