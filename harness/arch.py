@@ -124,9 +124,12 @@ class Arch:
 
 
 # libyaml's loader where python3-yaml has it (Debian's does): one matrix load reads every
-# data file, and the pure-Python parser was most of a command's start-up.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# A file read once per process, again only if it changed (the tests rewrite data files).
+# data file, and the pure-Python parser was most of a command's start-up. libyaml takes a
+# tab as spacing where the pure-Python parser refuses it, so a file with a tab is left to
+# the latter: the same files are refused either way.
+_C_LOADER = getattr(yaml, "CSafeLoader", None)
+# What a file held, parsed once per process (again if its bytes change: the tests rewrite
+# data files).
 _read_cache = {}
 
 
@@ -134,22 +137,24 @@ def load(name):
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise ArchError(f"bad arch name {name!r} (a plain name from configs/arch/)")
     path = os.path.join(folder(), name + ".yaml")
-    try:
-        st = os.stat(path)
-    except OSError:
-        st = None
-    if st is None or not os.path.isfile(path):
+    if not os.path.isfile(path):
         raise ArchError(f"unknown arch '{name}' (one of: {' '.join(names())})")
-    key = (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as e:
+        raise ArchError(f"configs/arch/{name}.yaml: cannot read it ({e.strerror})")
+    key = (path, raw)
     if key not in _read_cache:
-        _read_cache[key] = _parse(name, path)
+        _read_cache[key] = _parse(name, raw)
     return Arch(name, _read_cache[key])
 
 
-def _parse(name, path):
+def _parse(name, raw):
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_YAML_LOADER)
+        text = raw.decode("utf-8")
+        loader = _C_LOADER if _C_LOADER is not None and "\t" not in text else yaml.SafeLoader
+        data = yaml.load(text, Loader=loader)
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise ArchError(f"configs/arch/{name}.yaml: not valid YAML ({str(e).splitlines()[0]})")
     if not isinstance(data, dict):

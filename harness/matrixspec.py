@@ -148,6 +148,8 @@ if hasattr(yaml, "CSafeLoader"):
         Loader takes, in a fraction of the time. It cannot stop at an alias as it composes,
         so an alias is found afterwards as a node met twice."""
 
+    # Loader's own tables, shared on purpose: whatever Loader makes of a scalar or a
+    # mapping, FastLoader makes of it too.
     FastLoader.yaml_implicit_resolvers = Loader.yaml_implicit_resolvers
     FastLoader.yaml_constructors = Loader.yaml_constructors
 else:
@@ -155,6 +157,8 @@ else:
 
 
 def _no_alias(node):
+    """Whether the composed NODE has no node twice (libyaml composes an alias as the
+    anchored node itself)."""
     seen, todo = set(), [node]
     while todo:
         n = todo.pop()
@@ -171,8 +175,10 @@ def _no_alias(node):
 
 def _read_yaml(text):
     """The data of TEXT. Only a file libyaml reads without a fault and without an alias is
-    taken from it; anything else is read again by Loader, whose errors are the messages."""
-    if FastLoader is not None:
+    taken from it; anything else is read again by Loader, whose errors are the messages.
+    A text with a tab goes to Loader at once: libyaml takes a tab as spacing where Loader
+    refuses it."""
+    if FastLoader is not None and "\t" not in text:
         loader = FastLoader(text)
         try:
             node = loader.get_single_node()

@@ -131,10 +131,21 @@ def test_smp_defaults_to_two_and_is_checked(tmp_path, monkeypatch, line, want):
 
 def test_a_data_file_rewritten_is_read_again(tmp_path, monkeypatch):
     # arch.load keeps what it parsed of a file for the process; a file that changed is
-    # parsed again (the one before is the control: it had the other value)
-    text = open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")).read()
+    # parsed again, even at the same size (the read before is the control: the other value)
+    with open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")) as f:
+        text = f.read()
     monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
-    (tmp_path / "t.yaml").write_text(text)
-    assert arch.load("t").boot.smp == 2
-    (tmp_path / "t.yaml").write_text(text.replace("  virtio: pci\n", "  virtio: pci\n  smp: 1\n"))
-    assert arch.load("t").boot.smp == 1
+    for smp in (2, 1):
+        (tmp_path / "t.yaml").write_text(text.replace("  virtio: pci\n", f"  virtio: pci\n  smp: {smp}\n"))
+        assert arch.load("t").boot.smp == smp
+
+
+def test_a_tab_as_spacing_is_refused(tmp_path, monkeypatch):
+    # libyaml would take it as spacing, the pure-Python parser refuses it: a file with a
+    # tab is left to the latter
+    with open(os.path.join(ROOT, "configs", "arch", "x86_64.yaml")) as f:
+        text = f.read()
+    monkeypatch.setenv("HARNESS_ARCH_DIR", str(tmp_path))
+    (tmp_path / "t.yaml").write_text(text.replace("  virtio: pci\n", "  virtio: pci\t\n"))
+    with pytest.raises(arch.ArchError, match="t.yaml: not valid YAML"):
+        arch.load("t")

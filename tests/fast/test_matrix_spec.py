@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from fakeqemu import ROOT
 
@@ -127,6 +128,14 @@ def test_malformed_files_one_line(tmp_path, text, line):
         assert msg.startswith(f"m.yaml:{line}: ")
 
 
+@pytest.mark.parametrize("new", ["klog.x: 0\t", "klog.x:\t0"])
+def test_a_tab_as_spacing_is_refused(tmp_path, new):
+    # libyaml would take these tabs as spacing; the pure-Python reader refuses them, and a
+    # text with a tab is left to it
+    with pytest.raises(matrixspec.MatrixError, match=r"^m\.yaml:14: not valid YAML"):
+        load(tmp_path, BASE.replace("klog.x: 0", new))
+
+
 # --- accepted, then crashing after the boots ----------------------------------------------
 def test_except_not_a_mapping(tmp_path):
     refused(tmp_path, BASE.replace("except: {klog.x: a reason, write.one: k1 answers otherwise}", "except: 5"), "except", 17)
@@ -213,7 +222,6 @@ def test_libyaml_reads_what_the_python_reader_reads():
     # matrixspec reads with libyaml (python3-yaml's C parser) when it can, for speed; the
     # pure-Python Loader is the reference: the same values and types, every line the same
     assert matrixspec.FastLoader is not None, "python3-yaml without libyaml: the fast reader is not used"
-    import yaml
     text = open(os.path.join(ROOT, "matrix.yaml"), encoding="utf-8").read()
     fast = with_lines(matrixspec._read_yaml(text))
     assert fast == with_lines(yaml.load(text, Loader=matrixspec.Loader))

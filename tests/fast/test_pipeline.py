@@ -383,7 +383,10 @@ def generate(tmp_path, engine, *args):
     os.chdir(ROOT)
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            rc = pipeline.main([engine, *args, "-o", str(out)])
+            try:
+                rc = pipeline.main([engine, *args, "-o", str(out)])
+            except SystemExit as e:  # a usage error: its message is in stderr
+                rc = e.code
     finally:
         os.chdir(cwd)
     assert rc == 0, stderr.getvalue()
@@ -492,9 +495,16 @@ def test_the_pipelines_alone_are_the_parts_of_the_pipeline_of_both(tmp_path):
         return load(generate(tmp_path / name, "gitlab", *args))
     both = gen("both", "--set", "default", "--arch-check")
     shared = ("stages", "default")
-    assert gen("matrix", "--set", "default") == {k: v for k, v in both.items() if not k.startswith("arch-check:")}
-    assert gen("arch-check", "--arch-check") == {
-        k: v for k, v in both.items() if k in shared or k.startswith("arch-check:")}
+    matrix_part = gen("matrix", "--set", "default")
+    arch_check_part = gen("arch-check", "--arch-check")
+    assert matrix_part == {k: v for k, v in both.items() if not k.startswith("arch-check:")}
+    assert arch_check_part == {k: v for k, v in both.items() if k in shared or k.startswith("arch-check:")}
+    # and each part needs only its own jobs, so it stands alone
+    for part in (matrix_part, arch_check_part):
+        for name, job in part.items():
+            if name not in shared:
+                needs = {n["job"] if isinstance(n, dict) else n for n in job.get("needs", [])}
+                assert needs <= set(part) - set(shared), f"{name} needs {needs - set(part)}"
     # the control: another set's pipeline is not a part of it
     assert gen("test", "--set", "test") != {k: v for k, v in both.items() if not k.startswith("arch-check:")}
 
