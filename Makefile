@@ -52,8 +52,9 @@ matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=de
 
 # What the suite itself needs (the builds and boots install theirs as they go): pytest, the
 # matrix reader, the KCIDB schema check (rfc3987 for its URI format) and the report
-# page's rendering check (chromium, and python3-pil to read its screenshot).
-TEST_PKGS = python3-pytest python3-yaml python3-jsonschema python3-rfc3987 python3-pil qemu-utils e2fsprogs chromium
+# page's rendering check (chromium, and python3-pil to read its screenshot), and git and
+# rsync for gitlab-ci-local's shell executor (test_cilocal runs make ci-local's runner).
+TEST_PKGS = python3-pytest python3-yaml python3-jsonschema python3-rfc3987 python3-pil qemu-utils e2fsprogs chromium git rsync
 
 test: ## both tiers of the suite (fast, then builds and boots); ends with pytest's summary line
 	@scripts/need.sh $(TEST_PKGS)

@@ -49,6 +49,19 @@ class CiLocalError(Exception):
     pass
 
 
+# What gitlab-ci-local's shell executor runs besides the jobs: it copies the tracked files
+# into each job's folder with rsync, and reads the clone with git. Without rsync every job
+# fails at its start with "rsync: command not found" in the log only.
+TOOLS = ("git", "rsync")
+
+
+def check_tools():
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        raise CiLocalError(f"gitlab-ci-local's shell executor needs {' and '.join(missing)}, not installed "
+                           f"(make ci-local installs it; or: apt-get install {' '.join(missing)})")
+
+
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
@@ -121,6 +134,7 @@ def run_pipeline(tool, repo, pipeline, concurrency, logfile):
     pipeline, and costs little beside the next job, which mostly computes."""
     cmd = [tool, "--force-shell-executor", "--shell-isolation", "--artifacts-to-source",
            "--no-color", "--file", pipeline, "--concurrency", str(concurrency)]
+    check_tools()
     start = time.time()
     verdicts, passed, last = {}, set(), ""
     pruner = concurrent.futures.ThreadPoolExecutor(max_workers=1)
@@ -178,6 +192,7 @@ def main(argv=None):
     repo, logfile = os.path.join(out, "repo"), os.path.join(out, "gitlab-ci-local.log")
     started = time.time()
     try:
+        check_tools()
         tool = npmtools.ensure()["gitlab-ci-local"]
         if os.path.exists(out):
             log(f"ci-local: removing the previous {rel(out)}")

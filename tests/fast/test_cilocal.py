@@ -105,3 +105,35 @@ def test_the_log_holds_the_command_and_the_jobs_output(toy):
     _, _, _, log = toy
     assert log.startswith("# cd ") and "--force-shell-executor --shell-isolation" in log
     assert f" FAIL  {BAD}" in log
+
+
+def makefile_packages(target_line):
+    """The packages a Makefile line hands scripts/need.sh, $(TEST_PKGS) expanded."""
+    text = open(os.path.join(ROOT, "Makefile")).read()
+    test_pkgs = text.split("\nTEST_PKGS = ", 1)[1].split("\n", 1)[0].split()
+    line = text.split(f"\n{target_line}", 1)[1].split("\n", 2)[1]
+    assert "scripts/need.sh" in line, line
+    words = line.split("scripts/need.sh", 1)[1].split()
+    return set(test_pkgs if "$(TEST_PKGS)" in words else []) | {w for w in words if not w.startswith("$(")}
+
+
+def test_make_test_and_make_check_install_what_gitlab_ci_local_runs():
+    # A brand-new machine has no rsync: make test's packages must bring it, as make ci-local's do.
+    for target in ("test:", "check:", "ci-local:"):
+        assert set(cilocal.TOOLS) <= makefile_packages(target), target
+    # Control: a package list without rsync is seen (the reader finds the real lines).
+    assert "rsync" in makefile_packages("ci-local:") and "chromium" in makefile_packages("test:")
+    assert "chromium" not in makefile_packages("ci-local:")
+
+
+def test_a_missing_tool_is_one_line_before_anything_runs(tmp_path, monkeypatch, capsys):
+    # PATH with git only: make ci-local stops with one line naming rsync, before npm or a clone.
+    (tmp_path / "git").symlink_to("/usr/bin/git")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert cilocal.main(["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs rsync, not installed" in err and "git" not in err.split("needs")[1], err
+    assert not (tmp_path / "out").exists()
+    # Control: with the machine's PATH the same check passes.
+    monkeypatch.undo()
+    cilocal.check_tools()
