@@ -27,8 +27,9 @@
 #   126  the kernel panicked or printed an Oops, BUG or WARNING (lines printed)
 #   127  the guest stopped without reporting a result
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")" && pwd)
-. "$ROOT/scripts/lib.sh"
+here=${BASH_SOURCE[0]}
+[[ $here == */* ]] || here=./$here
+. "${here%/*}/scripts/lib.sh"
 # lib.sh's check_arch/load_arch call this die too: every refusal is one line, exit 125.
 die() { echo "qemu-run.sh: error: $*" >&2; exit 125; }
 # A value as it can be shown on one line.
@@ -213,11 +214,12 @@ if [ "$interactive" = 0 ]; then
 	fi
 	chmod 755 "$work/payload/run"
 	[ -z "$mode" ] || echo "$mode" >"$work/payload/selinux-mode"
-	# Room for the files as copied (a quarter more, 8 KiB an inode) and 16 MiB spare.
-	size_kib=$(((files_kib + $(du -s --apparent-size --block-size=1K -- "$work/payload/run" | cut -f1)) * 5 / 4 + files_count * 8 + 16384))
+	# Room for the files as copied (a quarter more, 8 KiB an inode) and 16 MiB spare;
+	# mkfs.ext4 makes the file of that size.
+	read -r run_kib _ < <(du -s --apparent-size --block-size=1K -- "$work/payload/run")
+	size_kib=$(((files_kib + run_kib) * 5 / 4 + files_count * 8 + 16384))
 	[ "$size_kib" -ge 65536 ] || size_kib=65536
-	truncate -s "${size_kib}K" "$work/payload.img"
-	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" \
+	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" "${size_kib}K" \
 		>"$work/mkfs.log" 2>&1 || die "--files: cannot make the payload disk: $(tail -1 "$work/mkfs.log")"
 	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on")
 	if [ "$PAYLOAD_DISK" = scsi ]; then
@@ -257,19 +259,42 @@ fi
 # boot ("Freezing execution." then FREEZE_QUIET seconds of silence).
 "${qemu[@]}" -serial "file:$log" </dev/null >"$work/qemu.out" 2>&1 &
 qpid=$!
-rc="" start=$SECONDS last_size=-1 quiet_since=$SECONDS booted=0
+# The watch starts no process (processes started several times a second would take the
+# cores a guest under TCG runs on): the console is read as it grows from a descriptor kept
+# open on the log, and the pause between looks is read -t on a pipe nobody writes. A look
+# costs so little that it comes every 50 ms: a guest that ended is seen at once.
+exec {console_fd}<"$log" {tick_fd}<> <(:)
+partial=""
+# console_news: read what the console got since the last look; 0 if it grew. The boot
+# stage ends when systemd starts the payload's service (harness.service); freezing is set
+# once systemd said it freezes the boot. A line not ended yet is kept for the next look.
+console_news() {
+	local line grew=1
+	while :; do
+		line=""
+		if IFS= read -r -u "$console_fd" line; then
+			line=$partial$line partial=""
+		elif [ -n "$line" ]; then
+			partial+=$line grew=0
+			break
+		else
+			break
+		fi
+		grew=0
+		[[ $line =~ Starting\ .*harness\.service ]] && booted=1
+		[[ $line == *"Freezing execution"* ]] && freezing=1
+	done
+	[[ $partial =~ Starting\ .*harness\.service ]] && booted=1
+	[[ $partial == *"Freezing execution"* ]] && freezing=1
+	return "$grew"
+}
+rc="" start=$SECONDS quiet_since=$SECONDS booted=0 freezing=0
 while kill -0 "$qpid" 2>/dev/null; do
-	sleep 0.2
+	read -r -t 0.05 -u "$tick_fd" _ || true
 	# A guest that ended in the meantime ended within the timeout.
 	kill -0 "$qpid" 2>/dev/null || break
-	size=$(stat -c %s "$log")
-	[ "$size" = "$last_size" ] || quiet_since=$SECONDS
-	last_size=$size
-	# The boot stage ends when systemd starts the payload's service (harness.service).
-	if [ "$booted" = 0 ] && grep -qE 'Starting .*harness\.service' "$log"; then
-		booted=1
-	fi
-	if grep -q "Freezing execution" "$log" && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
+	if console_news; then quiet_since=$SECONDS; fi
+	if [ "$freezing" = 1 ] && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
 		rc=frozen
 	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
 		rc=timeout
@@ -293,7 +318,7 @@ bad=$(grep -nE 'Kernel panic - not syncing|Oops: |Internal error: Oops|kernel BU
 	"$log" | head -5 || true)
 result=""
 if [ -f "$work/results" ]; then
-	result=$(tail -1 "$work/results" | sed -n 's/^HARNESS-EXIT \([0-9]*\)$/\1/p')
+	result=$(sed -n '$s/^HARNESS-EXIT \([0-9]*\)$/\1/p' "$work/results")
 fi
 if [ -n "$out" ]; then
 	: >"$out"

