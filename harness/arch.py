@@ -18,7 +18,7 @@ import sys
 
 import yaml
 
-from harness import ROOT
+from harness import ROOT, yamlread
 
 NAME_RE = re.compile(r"^[a-z0-9_]+$")
 VIRTIO = ("pci", "ccw", "device")
@@ -123,11 +123,9 @@ class Arch:
         return "".join(f"{k}={shlex.quote(val)}\n" for k, val in v.items())
 
 
-# libyaml's loader where python3-yaml has it (Debian's does): one matrix load reads every
-# data file, and the pure-Python parser was most of a command's start-up. libyaml takes a
-# tab as spacing where the pure-Python parser refuses it, so a file with a tab is left to
-# the latter: the same files are refused either way.
-_C_LOADER = getattr(yaml, "CSafeLoader", None)
+# One matrix load reads every data file: libyaml where it reads what SafeLoader reads
+# (harness/yamlread.py).
+_FAST = yamlread.twin(yaml.SafeLoader)
 # What a file held, parsed once per process (again if its bytes change: the tests rewrite
 # data files).
 _read_cache = {}
@@ -153,8 +151,7 @@ def load(name):
 def _parse(name, raw):
     try:
         text = raw.decode("utf-8")
-        loader = _C_LOADER if _C_LOADER is not None and "\t" not in text else yaml.SafeLoader
-        data = yaml.load(text, Loader=loader)
+        data = yamlread.load(text, yaml.SafeLoader, _FAST)
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise ArchError(f"configs/arch/{name}.yaml: not valid YAML ({str(e).splitlines()[0]})")
     if not isinstance(data, dict):

@@ -26,6 +26,7 @@ except ImportError:  # a python3 that is not Debian's (a pyenv shim first on PAT
         jsonschema = None
 
 from harness import arch as harness_arch  # noqa: E402  (the arch model, configs/arch/*.yaml)
+from harness import yamlread  # noqa: E402
 
 TREES = ("6.1", "6.1-patched", "6.12")
 FILTER_KEYS = ("kernel", "arch", "scenario", "config", "tree")
@@ -142,53 +143,12 @@ Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _sequence)
 
 
-if hasattr(yaml, "CSafeLoader"):
-    class FastLoader(yaml.CSafeLoader):
-        """libyaml's parser with Loader's types and constructors: the same data from a file
-        Loader takes, in a fraction of the time. It cannot stop at an alias as it composes,
-        so an alias is found afterwards as a node met twice."""
-
-    # Loader's own tables, shared on purpose: whatever Loader makes of a scalar or a
-    # mapping, FastLoader makes of it too.
-    FastLoader.yaml_implicit_resolvers = Loader.yaml_implicit_resolvers
-    FastLoader.yaml_constructors = Loader.yaml_constructors
-else:
-    FastLoader = None
-
-
-def _no_alias(node):
-    """Whether the composed NODE has no node twice (libyaml composes an alias as the
-    anchored node itself)."""
-    seen, todo = set(), [node]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            return False
-        seen.add(id(n))
-        if isinstance(n, yaml.MappingNode):
-            for k, v in n.value:
-                todo += (k, v)
-        elif isinstance(n, yaml.SequenceNode):
-            todo += n.value
-    return True
+# libyaml with Loader's types and constructors (harness/yamlread.py says when it is used).
+FastLoader = yamlread.twin(Loader)
 
 
 def _read_yaml(text):
-    """The data of TEXT. Only a file libyaml reads without a fault and without an alias is
-    taken from it; anything else is read again by Loader, whose errors are the messages.
-    A text with a tab goes to Loader at once: libyaml takes a tab as spacing where Loader
-    refuses it."""
-    if FastLoader is not None and "\t" not in text:
-        loader = FastLoader(text)
-        try:
-            node = loader.get_single_node()
-            if node is not None and _no_alias(node):
-                return loader.construct_document(node)
-        except Exception:  # noqa: BLE001 (any fault: Loader reads it again and says what)
-            pass
-        finally:
-            loader.dispose()
-    return yaml.load(text, Loader=Loader)
+    return yamlread.load(text, Loader, FastLoader)
 
 
 def expected(value, kernel, arch=None):

@@ -149,3 +149,21 @@ def test_a_tab_as_spacing_is_refused(tmp_path, monkeypatch):
     (tmp_path / "t.yaml").write_text(text.replace("  virtio: pci\n", "  virtio: pci\t\n"))
     with pytest.raises(arch.ArchError, match="t.yaml: not valid YAML"):
         arch.load("t")
+
+
+def test_every_data_file_reads_as_the_python_reader_reads_it():
+    # the data files are read with libyaml where harness/yamlread.py allows; SafeLoader, the
+    # pure-Python reader, is the reference
+    import yaml
+    from harness import yamlread
+    fast = yamlread.twin(yaml.SafeLoader)
+    assert fast is not None, "python3-yaml without libyaml: the fast reader is not used"
+    for name in arch.names():
+        with open(os.path.join(ROOT, "configs", "arch", name + ".yaml"), encoding="utf-8") as f:
+            text = f.read()
+        assert yamlread.load(text, yaml.SafeLoader, fast) == yaml.safe_load(text), name
+    # an alias (libyaml gives the anchored node itself) reads the same, through SafeLoader;
+    # the control: a changed text is seen
+    text = "a: &x {b: [1, 2]}\nc: *x\n"
+    assert yamlread.load(text, yaml.SafeLoader, fast) == {"a": {"b": [1, 2]}, "c": {"b": [1, 2]}}
+    assert yamlread.load(text.replace("2]", "3]"), yaml.SafeLoader, fast) != yaml.safe_load(text)
