@@ -180,7 +180,6 @@ def test_unknown_arch_message_kept(qemu_run):
 
 
 # --- finding 3: killing qemu-run.sh ends the guest ---------------------------------------
-@pytest.mark.long
 @pytest.mark.parametrize("sig,mode", [(signal.SIGTERM, "sleep"), (signal.SIGINT, "sleep"),
                                       (signal.SIGHUP, "sleep"), (signal.SIGTERM, "ignore-term")])
 def test_signal_ends_the_guest_and_cleans_up(qemu_run, sig, mode):
@@ -208,7 +207,6 @@ def test_signal_ends_the_guest_and_cleans_up(qemu_run, sig, mode):
                 pass
 
 
-@pytest.mark.long
 def test_timeout_kills_a_guest_that_ignores_term(qemu_run):
     start = time.time()
     r = qemu_run.run("--exec", "true", "--timeout", "1", mode="ignore-term", timeout=20)
@@ -217,7 +215,6 @@ def test_timeout_kills_a_guest_that_ignores_term(qemu_run):
     assert time.time() - start < 15
 
 
-@pytest.mark.long
 def test_boot_timeout_ends_a_boot_that_never_reaches_the_payload(qemu_run):
     start = time.time()
     r = qemu_run.run("--exec", "true", "--boot-timeout", "1", "--timeout", "60", mode="sleep", timeout=30)
@@ -226,7 +223,6 @@ def test_boot_timeout_ends_a_boot_that_never_reaches_the_payload(qemu_run):
     assert time.time() - start < 15
 
 
-@pytest.mark.long
 def test_boot_timeout_stops_counting_once_the_payload_starts(qemu_run):
     # Negative control: the console shows systemd starting the payload's service, so only
     # the whole run's --timeout ends it.
@@ -238,7 +234,6 @@ def test_boot_timeout_stops_counting_once_the_payload_starts(qemu_run):
     assert time.time() - start >= 4.5
 
 
-@pytest.mark.long
 def test_a_freeze_is_seen_in_a_line_the_console_got_in_two_parts(qemu_run):
     # systemd's line reaches the log in two writes, the first read before the second lands:
     # the freeze is seen, then FREEZE_QUIET seconds of silence end the guest.
@@ -438,7 +433,6 @@ def flip_byte(path, offset):
         f.write(bytes([b[0] ^ 0xFF]))
 
 
-@pytest.mark.long
 def test_build_records_and_checks_the_image_sha256(tmp_path):
     b = RootfsBuild(tmp_path)
     r = b.run()

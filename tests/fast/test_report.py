@@ -251,7 +251,6 @@ def count_cells(png):
     return {v: found[c] for v, c in colour.items()}
 
 
-@pytest.mark.long
 def test_screenshot_has_one_cell_per_result(run, tmp_path):
     browser = chromium()
     page_of(run)

@@ -6,8 +6,6 @@ way scripts/guest.sh builds it for the guest."""
 import os
 import subprocess
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST = os.path.join(ROOT, "tests", "host")
 
@@ -19,14 +17,12 @@ def build(tmp_path):
     return binary
 
 
-@pytest.mark.long
 def test_fixtures(tmp_path):
     p = subprocess.run([os.path.join(HOST, "migrate-check.sh"), build(tmp_path)],
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
 
 
-@pytest.mark.long
 def test_parsers_under_sanitizers():
     p = subprocess.run([os.path.join(HOST, "fuzz-migrate-check.sh"), "2"],
                        capture_output=True, text=True, stdin=subprocess.DEVNULL)
