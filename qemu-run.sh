@@ -214,12 +214,14 @@ if [ "$interactive" = 0 ]; then
 	fi
 	chmod 755 "$work/payload/run"
 	[ -z "$mode" ] || echo "$mode" >"$work/payload/selinux-mode"
-	# Room for the files as copied (a quarter more, 8 KiB an inode) and 16 MiB spare;
-	# mkfs.ext4 makes the file of that size.
+	# Room for the files as copied (a quarter more, 8 KiB an inode) and 16 MiB spare. The
+	# file is sized first and mkfs.ext4 fills it, as harness/repro.py's script does: given
+	# the size itself, mkfs.ext4 makes another filesystem of a size not a multiple of 4 KiB.
 	read -r run_kib _ < <(du -s --apparent-size --block-size=1K -- "$work/payload/run")
 	size_kib=$(((files_kib + run_kib) * 5 / 4 + files_count * 8 + 16384))
 	[ "$size_kib" -ge 65536 ] || size_kib=65536
-	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" "${size_kib}K" \
+	truncate -s "${size_kib}K" "$work/payload.img"
+	mkfs.ext4 -q -O ^has_journal -N $((files_count + 4096)) -d "$work/payload" "$work/payload.img" \
 		>"$work/mkfs.log" 2>&1 || die "--files: cannot make the payload disk: $(tail -1 "$work/mkfs.log")"
 	qemu+=(-drive "file=$(qesc "$work/payload.img"),if=none,id=payload,format=raw,readonly=on")
 	if [ "$PAYLOAD_DISK" = scsi ]; then
@@ -268,9 +270,12 @@ partial=""
 # console_news: read what the console got since the last look; 0 if it grew. The boot
 # stage ends when systemd starts the payload's service (harness.service); freezing is set
 # once systemd said it freezes the boot. A line not ended yet is kept for the next look.
+# At most 2000 lines a look: a guest that floods its console must not keep the watch from
+# its timeouts (the rest is read at the next look).
 console_news() {
-	local line grew=1
-	while :; do
+	local line grew=1 n=0
+	while [ "$n" -lt 2000 ]; do
+		n=$((n + 1))
 		line=""
 		if IFS= read -r -u "$console_fd" line; then
 			line=$partial$line partial=""

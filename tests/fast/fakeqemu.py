@@ -14,6 +14,7 @@ FAKE_QEMU_MODE says:
 $FAKE_QEMU_CONSOLE, if set, is written to the console (-serial file:) first, in any mode,
 and $FAKE_QEMU_CONSOLE_LATER half a second after it (a line the console gets in two parts).
   ignore-term  the same, ignoring TERM (only KILL ends it)
+  flood        write short lines to the console, faster than a shell reads them, until killed
 Its pid goes to $FAKE_QEMU_PIDFILE. `--version` alone prints $FAKE_QEMU_VERSION (or a fake
 version) and exits, recording nothing.
 """
@@ -83,6 +84,14 @@ for i, a in enumerate(args[:-1]):
 if mode in ("sleep", "ignore-term", "booted-sleep"):
     while True:
         time.sleep(0.05)
+if mode == "flood":
+    # short lines far faster than a shell reads them (about 3 MB/s), until killed
+    serial = [args[i + 1][5:] for i, a in enumerate(args[:-1]) if a == "-serial" and args[i + 1].startswith("file:")]
+    with open(serial[0], "a") as f:
+        while True:
+            f.write("x\n" * 32768)
+            f.flush()
+            time.sleep(0.02)
 if mode == "result":
     for i, a in enumerate(args[:-1]):
         if a == "-chardev":

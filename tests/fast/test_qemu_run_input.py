@@ -234,6 +234,12 @@ def test_boot_timeout_stops_counting_once_the_payload_starts(qemu_run):
     assert time.time() - start >= 4.5
 
 
+def test_a_console_flood_does_not_keep_the_timeout_from_firing(qemu_run):
+    # the watch reads a bounded number of lines a look, then checks the clock
+    r = qemu_run.run("--exec", "true", "--timeout", "1", mode="flood", timeout=20)
+    assert r.returncode == 124 and "still running after 1s" in r.stderr, r.stderr
+
+
 def test_a_freeze_is_seen_in_a_line_the_console_got_in_two_parts(qemu_run):
     # systemd's line reaches the log in two writes, the first read before the second lands:
     # the freeze is seen, then FREEZE_QUIET seconds of silence end the guest.
