@@ -36,7 +36,7 @@ debian-patches: ## the series as a debian/patches slice with DEP-3 headers; prin
 	@scripts/debian-patches.sh
 
 checkpatch: ## run the tree's checkpatch.pl on every patch of the series
-	@scripts/source.sh && tests/host/checkpatch.sh build/src/linux-6.1
+	@scripts/source.sh 6.1 && tests/host/checkpatch.sh build/src/linux-6.1
 
 arch-check: ## build the patched tree for every arch Debian cross-compiles (long); table
 	@scripts/arch-check.sh $(ARCHES)

@@ -11,7 +11,7 @@ out=${1:-$BUILD/debian-patches}
 case $out in /*) ;; *) out=$PWD/$out ;; esac
 mkdir -p "$(dirname "$out")" || die "cannot create the parent folder of $out"
 
-"$ROOT/scripts/source.sh"
+"$ROOT/scripts/source.sh" 6.1
 need_pkgs git
 DIR=$ROOT/patches/6.1
 sub=bugfix/all/selinux-ro-hooks

@@ -27,7 +27,8 @@ need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache cpio kmod "
 case "$KERNEL" in
 6.1-patched) "$ROOT/scripts/patch.sh" >&2 ;;
 6.1-series) ;;
-*) "$ROOT/scripts/source.sh" >&2 ;;
+6.12) "$ROOT/scripts/source.sh" 6.12 >&2 ;;
+*) "$ROOT/scripts/source.sh" 6.1 >&2 ;;
 esac
 SRC=$BUILD/src/linux-$KERNEL
 # The build folder sits right inside the tree: kbuild then uses srctree=.. and every path

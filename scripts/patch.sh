@@ -4,7 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-"$ROOT/scripts/source.sh"
+"$ROOT/scripts/source.sh" 6.1
 need_pkgs patch
 # One patcher at a time (make test's background jobs, two make invocations).
 lock "$BUILD/src/.lock-patch"

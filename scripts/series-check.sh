@@ -7,7 +7,7 @@
 #   series-check.sh [CONFIG...]     (default: selinux lsm-all)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-"$ROOT/scripts/source.sh" >/dev/null 2>&1 || die "make source failed"
+"$ROOT/scripts/source.sh" 6.1 >/dev/null 2>&1 || die "make source failed"
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(selinux lsm-all)
 for c in "${configs[@]}"; do check_config "$c"; done

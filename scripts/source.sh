@@ -1,16 +1,25 @@
 #!/bin/bash
-# Install linux-source-6.1 and linux-source-6.12 if missing and unpack each tarball into
-# build/src/linux-<version>. Idempotent: a tree is unpacked again only when the installed
-# package version differs from the one it was unpacked from.
+# Install linux-source-<version> if missing and unpack its tarball into
+# build/src/linux-<version>: source.sh [VERSION...], both 6.1 and 6.12 when none is named
+# (make source). A build names only the tree it needs: 6.12's package and tarball are as
+# big as 6.1's, and make test builds no 6.12 kernel. Idempotent: a tree is unpacked again
+# only when the installed package version differs from the one it was unpacked from.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+[ $# -gt 0 ] || set -- 6.1 6.12
+for v in "$@"; do
+	case "$v" in
+	6.1 | 6.12) ;;
+	*) die "unknown source version '$v' (one of: 6.1 6.12)" ;;
+	esac
+done
 mkdir -p "$BUILD/src"
 # One unpacker at a time: make test builds kernels in the background too.
 lock "$BUILD/src/.lock-source"
-need_pkgs linux-source-6.1 linux-source-6.12 xz-utils
+need_pkgs "${@/#/linux-source-}" xz-utils
 
-for v in 6.1 6.12; do
+for v in "$@"; do
 	pkg=linux-source-$v
 	ver=$(dpkg-query -W -f='${Version}' "$pkg")
 	tree=$BUILD/src/linux-$v

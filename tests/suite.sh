@@ -15,15 +15,16 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
-# Started by tests/slow/conftest.py in the background, niced, when a test matching BACKGROUND_FOR is
-# selected; it fills what the tests leave of the two cores (a kernel link runs on one, a
-# boot test on one, debootstrap mostly waits on the network). First the guest images, then
+# Started by tests/conftest.py in the background with the session's first test (the fast
+# tier, on one core), niced, when a test matching BACKGROUND_FOR is selected; it fills what
+# the tests leave of the two cores (a kernel link runs on one, a boot test on one,
+# debootstrap mostly waits on the network). First the guest images, then
 # the kernels, of every arch and kernel in matrix.yaml's test set (the matrix names them;
 # this list does not), the one that shares no objects first. A test that needs one of them
 # waits on its lock.
-# shellcheck disable=SC2034 # read by tests/slow/conftest.py
+# shellcheck disable=SC2034 # read by tests/conftest.py
 BACKGROUND_FOR='^(boot_|harness_|matrix_test_set)'
-# shellcheck disable=SC2034 # read by tests/slow/conftest.py
+# shellcheck disable=SC2034 # read by tests/conftest.py
 BACKGROUND_WHAT="the guest images and kernels of matrix.yaml's test set"
 background() {
 	local builds a t c
@@ -58,14 +59,14 @@ t_series_patch_p1() {
 }
 
 t_series_git_am() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$H/series-git-am.sh" "$B/src/linux-6.1"
 }
 
 # Negative control: a mail whose body starts with an in-body "From:" line makes git am
 # record that person as the author; the check against commits.tsv must catch it.
 t_series_git_am_author_change_caught() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	cp "$ROOT"/patches/6.1/* "$d/"
@@ -82,7 +83,7 @@ t_series_git_am_author_change_caught() {
 
 # The Debian form: quilt push -a on a fresh tree, no fuzz or offset, same tree as git am.
 t_debian_patches_quilt() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$S/need.sh" quilt
 	"$H/quilt-export.sh" "$B/src/linux-6.1"
 }
@@ -90,7 +91,7 @@ t_debian_patches_quilt() {
 # Negative control: the same check on a tree where SafeSetID's file has one line more at
 # its top must report the offset and fail.
 t_debian_patches_offset_caught() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$S/need.sh" quilt
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
@@ -108,18 +109,18 @@ t_debian_patches_offset_caught() {
 }
 
 t_series_apply_failure_named() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$H/apply-fail.sh" "$B/src/linux-6.1"
 }
 
 t_checkpatch() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$H/checkpatch.sh" "$B/src/linux-6.1"
 }
 
 # Negative control: a patch with a finding nobody accepted must fail, named with the finding.
 t_checkpatch_new_finding_fails() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	cp "$ROOT"/patches/6.1/* "$d/"
@@ -138,7 +139,7 @@ t_tree_clean_patched() {
 
 # Negative control: the same check must find every pattern in the unpatched tree.
 t_tree_stale_unpatched() {
-	"$S/source.sh"
+	"$S/source.sh" 6.1
 	"$H/check-tree.sh" --expect stale "$B/src/linux-6.1"
 }
 

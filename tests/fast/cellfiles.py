@@ -1,5 +1,5 @@
 """Helpers the fast tier's tests share (a module of its own name, as fakeqemu.py, because
-tests/slow has a conftest.py too): changing one cell's captured result.json, and calling a
+tests/ has a conftest.py too): changing one cell's captured result.json, and calling a
 command's main() in this process."""
 import contextlib
 import io

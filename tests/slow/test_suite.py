@@ -1,12 +1,13 @@
-"""Every check of tests/suite.sh as a pytest test (see conftest.py). A check's output is
-in results/test/<name>.log; a failure shows its last lines."""
+"""Every check of tests/suite.sh as a pytest test (tests/conftest.py starts the suite's
+background work). A check's output is in results/test/<name>.log; a failure shows its last
+lines."""
 import os
 import sys
 
 import pytest
 
-# Not "from conftest import": tests/fast has a conftest.py too, and either may be the one
-# loaded under that name.
+# Not "from conftest import": tests/ and tests/fast each have a conftest.py, and either may
+# be the one loaded under that name.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from harness import bashsuite  # noqa: E402

@@ -1,15 +1,15 @@
-"""The slow tier: builds kernels and boots them. Its checks live in tests/suite.sh (bash,
-where they drive shell tools); this tier runs each one as a pytest test, in suite order.
-When a selected check needs it, the suite's background work (guest images, the kernels
-only the matrix set needs) starts with the first check, niced, so it fills the cores the
-builds leave idle; the checks that need its results wait on their locks."""
+"""What both tiers share. When a selected slow-tier check needs it (tests/suite.sh's
+BACKGROUND_FOR), the suite's background work (guest images, the kernels of the matrix test
+set) starts with the session's first test, niced: make test runs the fast tier on one core
+first, and the background takes the other; the checks that need its results wait on their
+locks."""
 import os
 import re
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from harness import bashsuite  # noqa: E402
 
