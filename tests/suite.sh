@@ -263,7 +263,7 @@ t_kernel_build_failure_one_line() {
 	EOF
 	chmod +x "$d/gcc"
 	rc=0
-	err=$(PATH="$d:$PATH" BUILD_SUFFIX=-faultcheck BUILD_TARGETS=prepare \
+	err=$(PATH="$d:$PATH" BUILD_SUFFIX=-faultcheck BUILD_TARGETS=prepare SEED=no \
 		"$S/kernel.sh" x86_64 6.1 selinux 2>&1 >/dev/null) || rc=$?
 	echo "$err"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
@@ -298,6 +298,33 @@ t_sections_x86_64_legacy_writable() {
 t_sections_x86_64_patched_lsm_all() {
 	o=$(BUILD_TARGETS=security/ kbuild x86_64 6.1-patched lsm-all)
 	"$H/check-sections.sh" --expect ro --require "${ALL_TABLES//$'\n'/ }" "$o" "$B/src/linux-6.1-patched"
+}
+
+# A new build folder starts from the closest finished build of its tree and arch
+# (kernel.sh): the accept build, from the default (reject) one, compiles selinuxfs.c again
+# and little else. The control: selinuxfs.o must differ from the reject build's (a copy
+# that kbuild did not rebuild would be the reject kernel under the accept name), and be
+# the accept build's.
+t_kernel_build_starts_from_sibling() {
+	local d a out n
+	d=$(kbuild x86_64 6.1-patched selinux)
+	a=$(kbuild x86_64 6.1-patched selinux-accept)
+	s=$B/src/linux-6.1-patched/build-x86_64-selinux-accept-seedcheck
+	trap 'rm -rf "$s" "$B/kernel/6.1-patched-x86_64-selinux-accept-seedcheck"' EXIT
+	rm -rf "$s"
+	out=$(BUILD_SUFFIX=-seedcheck "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
+	echo "$out"
+	echo "$out" | grep -q 'starting from build-x86_64-selinux (2 .config lines differ)$' ||
+		{ echo "not ok: not started from the reject build"; return 1; }
+	grep -qx '  CC      security/selinux/selinuxfs.o' "$s/build.log" ||
+		{ echo "not ok: selinuxfs.c not compiled again"; return 1; }
+	n=$(grep -c '^  CC  ' "$s/build.log")
+	[ "$n" -le 10 ] || { echo "not ok: $n objects compiled"; return 1; }
+	! cmp -s "$s/security/selinux/selinuxfs.o" "$d/security/selinux/selinuxfs.o" ||
+		{ echo "not ok: selinuxfs.o is the reject build's"; return 1; }
+	cmp "$s/security/selinux/selinuxfs.o" "$a/security/selinux/selinuxfs.o" ||
+		{ echo "not ok: selinuxfs.o is not the accept build's"; return 1; }
+	echo "ok: started from the reject build, $n objects compiled, selinuxfs.o the accept build's"
 }
 
 # The shim flag's accept build keeps the tables read-only too.
