@@ -96,6 +96,12 @@ seed_from_sibling() {
 			[ ! -f "$sib/.config-from" ]; then
 			continue
 		fi
+		# Built on this tree as it is: a tree unpacked or patched again since (its stamp is
+		# newer) may hold sources older than the sibling's objects, which make would keep.
+		if [ "$SRC/.unpacked-from" -nt "$sib/$KIMAGE" ] ||
+			{ [ -f "$SRC/.patched-with" ] && [ "$SRC/.patched-with" -nt "$sib/$KIMAGE" ]; }; then
+			continue
+		fi
 		n=$(diff <(config_lines "$OUT/.config") <(config_lines "$sib/.config") | grep -c '^[<>]' || true)
 		if [ "$n" -le "$SEED_MAX_LINES" ] && { [ -z "$best" ] || [ "$n" -lt "$best_n" ]; }; then
 			best=$sib best_n=$n
