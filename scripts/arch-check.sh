@@ -102,7 +102,7 @@ build() {
 	mkdir -p "$o"
 	rm -f "$o/check.log"
 	local mk=(make -C "$BUILD/src/linux-$tree" O="$o" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
-		CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
+		CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
 	local frags
 	mapfile -t frags < <(config_chain lsm-all)
@@ -206,13 +206,14 @@ done
 # The defconfigs that set the removed symbol (the series leaves their stale line alone, as
 # stable rules ask): after olddefconfig + savedefconfig, neither runtime disable nor
 # writable hooks may be on, and savedefconfig must not write the symbol back.
-# Each is one single-threaded kconfig run, so they go as many at a time as there are cores.
+# Each is one single-threaded kconfig run, all at once. kconfig's own program is compiled
+# in each folder: through ccache (HOSTCC), every folder after the first replays it.
 defconfig_check() {
 	local k=${1%%:*} c=${1#*:} o res start=$SECONDS
 	o=$T/build-defconfig-$k-$c
 	mkdir -p "$o"
 	res=ok
-	if ! make -C "$T" O="$o" ARCH="$k" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
+	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="ccache gcc" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
 	elif grep -qE '^CONFIG_SECURITY_(SELINUX_DISABLE|WRITABLE_HOOKS)=y' "$o/.config" ||
 		grep -q SECURITY_SELINUX_DISABLE "$o/defconfig"; then

@@ -72,7 +72,9 @@ unset MAKEFLAGS MAKELEVEL MFLAGS
 export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=backport KBUILD_BUILD_HOST=qemu
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_COMPILERCHECK=content
-MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)")
+# The host programs (kconfig, fixdep, modpost, objtool...) through ccache too: every new
+# build folder compiles them again.
+MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
 
 # A build folder that was never built starts as a copy of the finished build of the same
 # tree and arch, another config's, whose .config differs least from its own (at most
@@ -87,7 +89,7 @@ config_lines() {
 	grep -E '^CONFIG_' "$1" | sort
 }
 seed_from_sibling() {
-	local sib best="" best_n="" n keep
+	local sib best="" best_n="" n keep f from
 	if [ "${SEED:-}" = no ] || [ "$never_configured" = 0 ]; then
 		return 0
 	fi
@@ -119,7 +121,6 @@ seed_from_sibling() {
 	# tools/ (x86's objtool) is built by tools/build, which records absolute paths: they
 	# must name this folder, or objtool is built again and every object, which depends on
 	# the objtool binary, with it. Its .cmd and .d files keep their times.
-	local f from
 	from=$(printf '%s/' "$best" | sed 's/[][\\.*^$|]/\\&/g')
 	while IFS= read -r -d '' f; do
 		sed "s|$from|$OUT/|g" "$f" >"$f.seed"
