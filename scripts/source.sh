@@ -11,7 +11,11 @@ set -euo pipefail
 for v in "$@"; do
 	case "$v" in
 	6.1 | 6.12) ;;
-	*) die "unknown source version '$v' (one of: 6.1 6.12)" ;;
+	*)
+		# %q: a name with a newline or an escape still makes one line.
+		[[ $v =~ ^[[:graph:]]+$ ]] || printf -v v '%q' "$v"
+		die "unknown source version '$v' (one of: 6.1 6.12)"
+		;;
 	esac
 done
 mkdir -p "$BUILD/src"
@@ -41,6 +45,8 @@ for v in "$@"; do
 	mv "$tree.tmp" "$tree"
 done
 
+# The series applies to 6.1 only; a 6.12-only call may run where 6.1 was never installed.
+[[ " $* " == *" 6.1 "* ]] || exit 0
 tested=$(cat "$ROOT/patches/6.1/TESTED-ON")
 installed="linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
 info "series last tested on: $tested; installed: $installed"
