@@ -53,16 +53,19 @@ matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=de
 # What the suite itself needs (the builds and boots install theirs as they go): pytest, the
 # matrix reader, the KCIDB schema check (rfc3987 for its URI format) and the report
 # page's rendering check (chromium, and python3-pil to read its screenshot), and git and
-# rsync for gitlab-ci-local's shell executor (test_cilocal runs make ci-local's runner).
-TEST_PKGS = python3-pytest python3-yaml python3-jsonschema python3-rfc3987 python3-pil qemu-utils e2fsprogs chromium git rsync
+# rsync for gitlab-ci-local's shell executor (test_cilocal runs make ci-local's runner),
+# and pytest-xdist for the workers both tiers run on.
+TEST_PKGS = python3-pytest python3-pytest-xdist python3-yaml python3-jsonschema python3-rfc3987 python3-pil qemu-utils e2fsprogs chromium git rsync
 
-test: ## both tiers of the suite (fast, then builds and boots); ends with pytest's summary line
+# One worker runs the slow tier's checks in order (their xdist group), the others share the
+# fast tier's tests: slow is named first, so its group is the first work handed out.
+test: ## both tiers of the suite (builds and boots beside the fast tier); ends with pytest's summary line
 	@scripts/need.sh $(TEST_PKGS)
 	@mkdir -p results/test
-	@cd tests && /usr/bin/python3 -m pytest -v --junitxml=../results/test/junit.xml fast slow $(if $(TESTS),-k "$(TESTS)")
+	@cd tests && /usr/bin/python3 -m pytest -v -n auto --dist loadgroup --junitxml=../results/test/junit.xml slow fast $(if $(TESTS),-k "$(TESTS)")
 
 check: ## the fast tier only: no kernel build, no boot; one pytest worker per core
-	@scripts/need.sh $(TEST_PKGS) python3-pytest-xdist
+	@scripts/need.sh $(TEST_PKGS)
 	@cd tests && /usr/bin/python3 -m pytest -q -n auto fast
 
 ci-pipeline: ## the GitLab CI child pipeline of SET (ONLY=, SHARDS=); prints its path (docs/ci.md)

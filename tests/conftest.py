@@ -1,8 +1,9 @@
 """What both tiers share. When a selected slow-tier check needs it (tests/suite.sh's
 BACKGROUND_FOR), the suite's background work (guest images, the kernels of the matrix test
-set) starts with the session's first test, niced: make test runs the fast tier on one core
-first, and the background takes the other; the checks that need its results wait on their
-locks."""
+set) starts with the first slow-tier check, niced, in the process that runs the slow tier;
+the checks that need its results wait on their locks. make test runs the slow tier's checks
+in order on one pytest worker and the fast tier's tests on the other (tests/slow/
+test_suite.py), so neither tier waits for the other."""
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ SUITE = os.path.join(ROOT, "tests", "suite.sh")
 RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="session")
 def background(request):
     pattern = bashsuite.variable(SUITE, "BACKGROUND_FOR", ROOT)
     selected = [i.callspec.params["name"] for i in request.session.items

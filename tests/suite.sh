@@ -15,10 +15,10 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
-# Started by tests/conftest.py in the background with the session's first test (the fast
-# tier, on one core), niced, when a test matching BACKGROUND_FOR is selected; it fills what
-# the tests leave of the two cores (a kernel link runs on one, a boot test on one,
-# debootstrap mostly waits on the network). First the guest images, then
+# Started by tests/conftest.py in the background with the first check, niced, when a test
+# matching BACKGROUND_FOR is selected; it fills what the checks and the fast tier leave of
+# the cores (a kernel link runs on one, a boot test on one, debootstrap mostly waits on
+# the network). First the guest images, then
 # the kernels, of every arch and kernel in matrix.yaml's test set (the matrix names them;
 # this list does not), the one that shares no objects first. A test that needs one of them
 # waits on its lock.
@@ -51,10 +51,18 @@ t_shellcheck() {
 	cd "$ROOT" && shellcheck -x qemu-run.sh scripts/*.sh rootfs/build.sh rootfs/customize.sh rootfs/stage2-init tests/*.sh tests/host/*.sh tests/host/fixtures/*.sh .ci/run
 }
 
-# The admins' tool's parsers under ASan and UBSan for a minute, from another seed than the
-# fast tier's few seconds (tests/fast/test_selinux_migrate_check.py).
+# The admins' tool's parsers under ASan and UBSan for a minute of CPU, from other seeds than
+# the fast tier's few seconds (tests/fast/test_selinux_migrate_check.py): two runs of half a
+# minute side by side, one a core. Each run's status counts.
 t_migrate_check_fuzz() {
-	"$H/fuzz-migrate-check.sh" 60 0x6e12
+	local a b rc=0
+	"$H/fuzz-migrate-check.sh" 30 0x6e12 &
+	a=$!
+	"$H/fuzz-migrate-check.sh" 30 0x6e13 &
+	b=$!
+	wait "$a" || { echo "not ok: the run from seed 0x6e12 failed"; rc=1; }
+	wait "$b" || { echo "not ok: the run from seed 0x6e13 failed"; rc=1; }
+	return "$rc"
 }
 
 # --- the series ---------------------------------------------------------------------

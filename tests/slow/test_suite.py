@@ -16,7 +16,12 @@ SUITE = os.path.join(ROOT, "tests", "suite.sh")
 RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
 
 
+# One group: with pytest-xdist's --dist loadgroup (make test), every check runs on the same
+# worker in the order of tests/suite.sh (a check may need what one before it made), and the
+# fast tier's tests share out the other workers. The background starts with the first check.
 @pytest.mark.suite
+@pytest.mark.xdist_group("suite")
+@pytest.mark.usefixtures("background")
 @pytest.mark.parametrize("name", bashsuite.names(SUITE))
 def test_check(name):
     r = bashsuite.run(SUITE, name, os.path.join(RESULTS, name + ".log"), ROOT)
