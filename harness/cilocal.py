@@ -5,7 +5,8 @@ gitlab-ci-local (harness/npmtools.py) with its shell executor.
 
 Clones the committed HEAD into OUT/repo (default build/ci-local/repo, the folder made anew;
 uncommitted changes are not in it), generates the pipeline there (make ci-pipeline) and runs
-it with --force-shell-executor (the jobs' debian:bookworm image is ignored: no docker) and
+it with KERNEL_SEED_FROM set to this checkout's build folder (a kernel job starts from the
+same kernel built here, scripts/kernel.sh), --force-shell-executor (the jobs' debian:bookworm image is ignored: no docker) and
 --shell-isolation: each job runs in a folder of its own holding the tracked files only
 (OUT/repo/.gitlab-ci-local/builds/<job>/) and receives the artifacts of the jobs it needs, as
 on a runner. gitlab-ci-local's output goes to OUT/gitlab-ci-local.log; a line per job start
@@ -127,13 +128,16 @@ def remove_trees(folder):
     shutil.rmtree(os.path.join(folder, "build", "src"), ignore_errors=True)
 
 
-def run_pipeline(tool, repo, pipeline, concurrency, logfile):
-    """Run gitlab-ci-local; (exit status, {job: PASS|FAIL|WARN}, its last line). The trees of
-    a job that passed are removed in the background as soon as its artifacts are out:
-    removing a few hundred thousand files took 17 min on a loaded 2-core machine after the
-    pipeline, and costs little beside the next job, which mostly computes."""
+def run_pipeline(tool, repo, pipeline, concurrency, logfile, variables=None):
+    """Run gitlab-ci-local; (exit status, {job: PASS|FAIL|WARN}, its last line). VARIABLES
+    ({name: value}) reach every job, as a runner's variables do. The trees of a job that
+    passed are removed in the background as soon as its artifacts are out: removing a few
+    hundred thousand files took 17 min on a loaded 2-core machine after the pipeline, and
+    costs little beside the next job, which mostly computes."""
     cmd = [tool, "--force-shell-executor", "--shell-isolation", "--artifacts-to-source",
            "--no-color", "--file", pipeline, "--concurrency", str(concurrency)]
+    for name, value in (variables or {}).items():
+        cmd += ["--variable", f"{name}={value}"]
     check_tools()
     start = time.time()
     verdicts, passed, last = {}, set(), ""
@@ -207,7 +211,11 @@ def main(argv=None):
     except (CiLocalError, npmtools.Unavailable, OSError) as e:
         print(f"ci-local: error: {e}", file=sys.stderr)
         return 2
-    rc, verdicts, last = run_pipeline(tool, repo, pipeline, args.concurrency, logfile)
+    # A kernel job starts from this checkout's build of the same kernel, if there is one
+    # (scripts/kernel.sh's KERNEL_SEED_FROM, as a runner's cache would give it): in its own
+    # clone it otherwise compiles every object again, ccache hits or not.
+    rc, verdicts, last = run_pipeline(tool, repo, pipeline, args.concurrency, logfile,
+                                      {"KERNEL_SEED_FROM": os.path.join(ROOT, "build")})
     merged = os.path.join(repo, "results", "merged")
     mins, secs = divmod(int(time.time() - started), 60)
     why = failure(jobs, verdicts, rc, last)

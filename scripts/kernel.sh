@@ -84,24 +84,45 @@ MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc
 # object's compile (a ccache hit at best), objtool and fixdep again: here about 300 ms of
 # CPU an object, 156 s of wall for a warm x86_64 build, against seconds for the shim
 # flag's second build.
+# KERNEL_SEED_FROM: other build/ folders (another clone's, a CI runner's cache), whose
+# tree of the same name holds the same sources: unpacked from the same package version and
+# patched with the same series (their stamps read the same). make ci-local's kernel jobs
+# start from the checkout's own builds this way.
 SEED_MAX_LINES=${SEED_MAX_LINES:-40}
 config_lines() {
 	grep -E '^CONFIG_' "$1" | sort
 }
+# same_stamp FILE1 FILE2: both absent, or both there with the same bytes.
+same_stamp() {
+	if [ -f "$1" ] || [ -f "$2" ]; then cmp -s "$1" "$2"; fi
+}
 seed_from_sibling() {
-	local sib best="" best_n="" n keep f from
+	local sib src best="" best_n="" n keep f from tree_from root trees=("$SRC") sibs=()
 	if [ "${SEED:-}" = no ] || [ "$never_configured" = 0 ]; then
 		return 0
 	fi
-	for sib in "$SRC"/build-"$ARCH_IN"-*; do
+	for root in ${KERNEL_SEED_FROM:-}; do
+		src=$root/src/${SRC##*/}
+		if [ "$(cd "$src" 2>/dev/null && pwd -P)" != "$(cd "$SRC" && pwd -P)" ] &&
+			same_stamp "$src/.unpacked-from" "$SRC/.unpacked-from" && [ -f "$SRC/.unpacked-from" ] &&
+			same_stamp "$src/.patched-with" "$SRC/.patched-with"; then
+			trees+=("$src")
+		fi
+	done
+	for src in "${trees[@]}"; do
+		sibs+=("$src"/build-"$ARCH_IN"-*)
+	done
+	for sib in "${sibs[@]}"; do
+		src=${sib%/*}
 		if [ "$sib" = "$OUT" ] || [ "$sib" = "$SRC/build-$ARCH_IN-$CONFIG" ] || [ ! -f "$sib/$KIMAGE" ] ||
 			[ ! -f "$sib/.config-from" ]; then
 			continue
 		fi
-		# Built on this tree as it is: a tree unpacked or patched again since (its stamp is
+		# Built on its tree as it is: a tree unpacked or patched again since (its stamp is
 		# newer) may hold sources older than the sibling's objects, which make would keep.
-		if [ "$SRC/.unpacked-from" -nt "$sib/$KIMAGE" ] ||
-			{ [ -f "$SRC/.patched-with" ] && [ "$SRC/.patched-with" -nt "$sib/$KIMAGE" ]; }; then
+		# (Another root's tree has this one's sources: its stamps read the same.)
+		if [ "$src/.unpacked-from" -nt "$sib/$KIMAGE" ] ||
+			{ [ -f "$src/.patched-with" ] && [ "$src/.patched-with" -nt "$sib/$KIMAGE" ]; }; then
 			continue
 		fi
 		n=$(diff <(config_lines "$OUT/.config") <(config_lines "$sib/.config") | grep -c '^[<>]' || true)
@@ -119,14 +140,18 @@ seed_from_sibling() {
 			! -name config.log ! -name build.log -exec cp -a --reflink=auto -t "$OUT" {} +
 	) 9>"$best/.lock" || die "could not copy ${best##*/} into $OUT"
 	# tools/ (x86's objtool) is built by tools/build, which records absolute paths: they
-	# must name this folder, or objtool is built again and every object, which depends on
-	# the objtool binary, with it. Its .cmd and .d files keep their times.
-	from=$(printf '%s/' "$best" | sed 's/[][\\.*^$|]/\\&/g')
+	# must name this folder and this tree, or objtool is built again and every object, which
+	# depends on the objtool binary, with it. (The kernel's own objects name the tree as
+	# "..".) Its .cmd and .d files keep their times.
+	# The tree first, then the folder under its new name: each pattern is applied once.
+	src=${best%/*}
+	tree_from=$(printf '%s/' "$src" | sed 's/[][\\.*^$|]/\\&/g')
+	from=$(printf '%s/' "$SRC/${best##*/}" | sed 's/[][\\.*^$|]/\\&/g')
 	while IFS= read -r -d '' f; do
-		sed "s|$from|$OUT/|g" "$f" >"$f.seed"
+		sed -e "s|$tree_from|$SRC/|g" -e "s|$from|$OUT/|g" "$f" >"$f.seed"
 		touch -r "$f" "$f.seed"
 		mv "$f.seed" "$f"
-	done < <(grep -rlZF --include="*.cmd" --include="*.d" "$best/" "$OUT/tools" 2>/dev/null || true)
+	done < <(grep -rlZF --include="*.cmd" --include="*.d" "$src/" "$OUT/tools" 2>/dev/null || true)
 	# Ours, written after the copy: newer than the copied include/config/auto.conf, so the
 	# build starts with syncconfig.
 	cp "$keep/.config" "$OUT/.config"

@@ -526,6 +526,7 @@ assert page.count("<td class=\"cell ") == cells, "the page does not have one cel
 # between jobs) in a clean clone of HEAD. Its merged folder must hold what make matrix found
 # for the same cells in t_matrix_test_set (results/make-test): the same cells, observations,
 # expected values and verdicts (harness/compare.py, which leaves times and paths out).
+# Its kernel job starts from the legacy build of this checkout, as from a runner's cache.
 t_ci_local_matches_matrix() {
 	local want=$ROOT/results/make-test made merged rc=0
 	[ -f "$want/summary.txt" ] || { echo "not ok: no $want/summary.txt: t_matrix_test_set runs first"; return 1; }
@@ -536,6 +537,10 @@ t_ci_local_matches_matrix() {
 	[ "$rc" -eq 0 ] || { echo "not ok: make ci-local exited $rc"; return 1; }
 	merged=$ROOT/${made##*$'\n'} # its last line
 	[ -f "$merged/summary.txt" ] || { echo "not ok: no merged run folder at $merged"; return 1; }
+	# The kernel job started from this checkout's legacy build (KERNEL_SEED_FROM), which an
+	# earlier check built: the same sources and .config.
+	grep -q 'x86_64 6.1 legacy: starting from build-x86_64-legacy (0 .config lines differ)$' \
+		"$ROOT/build/ci-local/gitlab-ci-local.log" || { echo "not ok: the kernel job did not start from this checkout's build"; return 1; }
 	rc=0
 	PYTHONPATH=$ROOT /usr/bin/python3 -m harness.compare "$merged" "$want" --set test --only arch=x86_64,kernel=6.1-legacy || rc=$?
 	[ "$rc" -eq 0 ] || { echo "not ok: the pipeline's merged cells differ from make matrix's (exit $rc)"; return 1; }

@@ -24,7 +24,7 @@ default: {{image: "debian:bookworm"}}
 "{GOOD}":
   stage: build
   needs: []
-  script: [mkdir -p build/src/linux-6.1 build/kernel/k, echo image > build/kernel/k/bzImage]
+  script: [mkdir -p build/src/linux-6.1 build/kernel/k, echo image > build/kernel/k/bzImage, 'echo "seed from: $KERNEL_SEED_FROM"']
   artifacts: {{paths: [build/kernel/k/]}}
 "{BAD}":
   stage: build
@@ -68,7 +68,7 @@ def toy(tool, tmp_path_factory):
     (repo / "build" / "ci").mkdir(parents=True)
     (repo / "build" / "ci" / "p.yml").write_text(TOY)
     logfile = repo.parent / "gitlab-ci-local.log"
-    ran = cilocal.run_pipeline(tool, str(repo), "build/ci/p.yml", 1, str(logfile))
+    ran = cilocal.run_pipeline(tool, str(repo), "build/ci/p.yml", 1, str(logfile), {"KERNEL_SEED_FROM": "/seed/build"})
     return repo, cilocal.job_names(repo / "build" / "ci" / "p.yml"), ran, logfile.read_text()
 
 
@@ -105,6 +105,12 @@ def test_the_log_holds_the_command_and_the_jobs_output(toy):
     _, _, _, log = toy
     assert log.startswith("# cd ") and "--force-shell-executor --shell-isolation" in log
     assert f" FAIL  {BAD}" in log
+
+
+def test_the_variables_reach_the_jobs(toy):
+    _, _, _, log = toy
+    assert "--variable KERNEL_SEED_FROM=/seed/build" in log.splitlines()[0]
+    assert "seed from: /seed/build" in log
 
 
 def makefile_packages(target_line):
