@@ -1,11 +1,14 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [--rows FILE] [ARCH...]
+#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [--rows FILE]
+#                 [--table FILE] [ARCH...]
 #     ARCH: default every arch of configs/arch/<arch>.yaml; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
 #     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
 #     --no-defconfigs: without it (what the rerun line of failed builds uses); --rows: where
-#     the rows go for python3 -m harness.archmerge (default results/arch-check/rows.tsv).
+#     the rows go for python3 -m harness.archmerge (default results/arch-check/rows.tsv);
+#     --table: where the table goes (default results/arch-check/table.txt; the suite's
+#     negative controls write theirs elsewhere, so the slice's table is the one left).
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then the check.config options of the arch's data
 # file where it has them, in both trees; i386's turns -Werror off), built through security/ and
@@ -21,6 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 images=yes builds=yes check_defconfigs=yes tree=6.1-patched rows_file=$ROOT/results/arch-check/rows.tsv
+table_file=$ROOT/results/arch-check/table.txt
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-image) images=no ;;
@@ -34,7 +38,11 @@ while [ $# -gt 0 ]; do
 		[ -n "${2:-}" ] || die "--rows needs a file name"
 		rows_file=$2
 		shift ;;
-	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE)" ;;
+	--table)
+		[ -n "${2:-}" ] || die "--table needs a file name"
+		table_file=$2
+		shift ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE, --table FILE)" ;;
 	*) break ;;
 	esac
 	shift
@@ -269,9 +277,9 @@ rows_tsv() {
 	[ ${#tsv[@]} -eq 0 ] || printf '%s\n' "${tsv[@]}"
 }
 elapsed=$((SECONDS - total))
-mkdir -p "$ROOT/results/arch-check"
-report | tee "$ROOT/results/arch-check/table.txt.tmp"
-mv "$ROOT/results/arch-check/table.txt.tmp" "$ROOT/results/arch-check/table.txt"
+mkdir -p "$(dirname "$table_file")"
+report | tee "$table_file.tmp"
+mv "$table_file.tmp" "$table_file"
 mkdir -p "$(dirname "$rows_file")"
 rows_tsv >"$rows_file.tmp"
 mv "$rows_file.tmp" "$rows_file"

@@ -218,7 +218,7 @@ t_arch_check_build_failure_counted() {
 	# --no-defconfigs: the defconfig part has its own test and control (2 min saved). The
 	# arches in the order a run without arch arguments takes them, which is the merge's.
 	out=$(HARNESS_ARCH_DIR=$d "$S/arch-check.sh" --no-image --no-defconfigs --rows "$d/job/rows.tsv" \
-		fault_both fault_patched noselinux 2>&1) || rc=$?
+		--table "$d/job/table.txt" fault_both fault_patched noselinux 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
 	echo "$out" | grep -qE '^fault_patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
@@ -229,7 +229,7 @@ t_arch_check_build_failure_counted() {
 	! echo "$out" | grep -q ' savedefconfig ' || { echo "not ok: --no-defconfigs ran the defconfigs"; return 1; }
 	echo "$out" | grep -qx "rerun the failed builds: HARNESS_ARCH_DIR=$d .*arch-check.sh --no-image --no-defconfigs fault_patched noselinux" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
-	grep -q '^fault_patched .* FAILED' "$ROOT/results/arch-check/table.txt" || { echo "not ok: table.txt"; return 1; }
+	grep -q '^fault_patched .* FAILED' "$d/job/table.txt" || { echo "not ok: table.txt"; return 1; }
 	# The rows file (--rows), what harness/archmerge.py merges for the fleet: the run's
 	# settings, each row counted as the summary counted it; merged alone, it gives this run's
 	# table byte for byte (the merged time, the sum of the runs', is this run's).
@@ -241,17 +241,27 @@ t_arch_check_build_failure_counted() {
 	rc=0
 	PYTHONPATH=$ROOT /usr/bin/python3 -m harness.archmerge "$d/job" -o "$d/merged" >/dev/null || rc=$?
 	[ "$rc" -eq 1 ] || { echo "not ok: the merge of a failed run exited $rc"; return 1; }
-	cmp "$d/merged/table.txt" "$ROOT/results/arch-check/table.txt" ||
+	cmp "$d/merged/table.txt" "$d/job/table.txt" ||
 		{ echo "not ok: the merged table is not the run's"; return 1; }
+	# The fault arches' build folders (a failed check keeps them for a look).
+	rm -rf "$B"/src/linux-6.1{,-patched}/build-archcheck-{fault_both,fault_patched,noselinux}
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
 # Negative control: on the unpatched tree all 9 defconfigs still turn runtime disable on.
+# Its table and rows go to a folder of its own: results/arch-check keeps the slice's.
 t_arch_check_defconfigs_unpatched_runtime_disable_on() {
-	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1) && { echo "$out"; return 1; }
+	local slice=$ROOT/results/arch-check/table.txt before=""
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	[ ! -f "$slice" ] || before=$(cat "$slice")
+	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1 --rows "$d/rows.tsv" --table "$d/table.txt") &&
+		{ echo "$out"; return 1; }
 	echo "$out"
 	[ "$(echo "$out" | grep -c 'RUNTIME DISABLE ON')" = 9 ]
-	echo "$out" | grep -qx 'rerun the defconfig check: scripts/arch-check.sh --defconfigs-only --tree 6.1' 
+	echo "$out" | grep -qx 'rerun the defconfig check: scripts/arch-check.sh --defconfigs-only --tree 6.1'
+	[ "$(grep -c 'RUNTIME DISABLE ON' "$d/table.txt")" = 9 ]
+	[ "$(cat "$slice" 2>/dev/null)" = "$before" ] || { echo "not ok: the control wrote over $slice"; return 1; }
 }
 
 # --- the builds and where their hook tables live ------------------------------------
@@ -531,7 +541,7 @@ t_ci_local_matches_matrix() {
 	local want=$ROOT/results/make-test made merged rc=0
 	[ -f "$want/summary.txt" ] || { echo "not ok: no $want/summary.txt: t_matrix_test_set runs first"; return 1; }
 	# The slice on the command line: a make test SET=... must not reach this make. A small
-	# one, within CI's time: one kernel job (each job builds its kernel in its own clone),
+	# one, within CI's time: one kernel job (in its own clone, started from our build),
 	# three cells in two shards, one of them a freeze.
 	made=$(make -C "$ROOT" --no-print-directory ci-local SET=test ONLY=arch=x86_64,kernel=6.1-legacy SHARDS=2) || rc=$?
 	[ "$rc" -eq 0 ] || { echo "not ok: make ci-local exited $rc"; return 1; }

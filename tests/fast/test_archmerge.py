@@ -402,3 +402,15 @@ def write_fleet():
 
 if __name__ == "__main__":
     write_fleet()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--table"], "--table needs a file name"),
+    (["--rows", ""], "--rows needs a file name"),
+    (["--bogus"], "unknown option '--bogus' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, "
+                  "--rows FILE, --table FILE)"),
+])
+def test_the_scripts_bad_options_are_one_line(args, words):
+    r = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
