@@ -84,7 +84,7 @@ for engine in gitlab github; do
 done
 if [ "${BENCH_TEST:-0}" = 1 ]; then
 	t=$(secs make -C "$ROOT" test) || t="${t:-failed}"
-	row "make test, warm" "${t}s" "<= 720s"
+	row "make test, warm" "${t}s" "<= 480s"
 fi
 if [ "${BENCH_TEST_COLD:-0}" = 1 ]; then
 	clone=$BUILD/bench-clone
