@@ -57,8 +57,9 @@ matrix: ## build and boot the default matrix (ONLY=key=value,... a slice; SET=de
 # and pytest-xdist for the workers both tiers run on.
 TEST_PKGS = python3-pytest python3-pytest-xdist python3-yaml python3-jsonschema python3-rfc3987 python3-pil qemu-utils e2fsprogs chromium git rsync
 
-# One worker runs the slow tier's checks in order (their xdist group), the others share the
-# fast tier's tests: slow is named first, so its group is the first work handed out.
+# Two workers run the slow tier's checks in order (two xdist groups: the boots, the rest),
+# the others the fast tier's tests: slow is named first, so its groups are the first work
+# handed out.
 test: ## both tiers of the suite (builds and boots beside the fast tier); ends with pytest's summary line
 	@scripts/need.sh $(TEST_PKGS)
 	@mkdir -p results/test

@@ -1,14 +1,15 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
 #   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [--rows FILE]
-#                 [--table FILE] [ARCH...]
+#                 [--table FILE] [--fresh] [ARCH...]
 #     ARCH: default every arch of configs/arch/<arch>.yaml; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
 #     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
 #     --no-defconfigs: without it (what the rerun line of failed builds uses); --rows: where
 #     the rows go for python3 -m harness.archmerge (default results/arch-check/rows.tsv);
 #     --table: where the table goes (default results/arch-check/table.txt; the suite's
-#     negative controls write theirs elsewhere, so the slice's table is the one left).
+#     negative controls write theirs elsewhere, so the slice's table is the one left);
+#     --fresh: run every defconfig's kconfig again, even one whose result is kept.
 # Per arch: its defconfig with every LSM the series touches turned on
 # (configs/lsm-all.config merged on top, then the check.config options of the arch's data
 # file where it has them, in both trees; i386's turns -Werror off), built through security/ and
@@ -23,13 +24,14 @@
 # listed as BASE BROKEN with the first error, and not counted against the series.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-images=yes builds=yes check_defconfigs=yes tree=6.1-patched rows_file=$ROOT/results/arch-check/rows.tsv
+images=yes builds=yes check_defconfigs=yes fresh=no tree=6.1-patched rows_file=$ROOT/results/arch-check/rows.tsv
 table_file=$ROOT/results/arch-check/table.txt
 while [ $# -gt 0 ]; do
 	case $1 in
 	--no-image) images=no ;;
 	--defconfigs-only) builds=no ;;
 	--no-defconfigs) check_defconfigs=no ;;
+	--fresh) fresh=yes ;;
 	--tree)
 		[ $# -ge 2 ] || die "--tree needs a name (6.1-patched or 6.1)"
 		tree=$2
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
 		[ -n "${2:-}" ] || die "--table needs a file name"
 		table_file=$2
 		shift ;;
-	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE, --table FILE)" ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE, --table FILE, --fresh)" ;;
 	*) break ;;
 	esac
 	shift
@@ -216,10 +218,20 @@ done
 # writable hooks may be on, and savedefconfig must not write the symbol back.
 # Each is one single-threaded kconfig run, all at once. kconfig's own program is compiled
 # in each folder: through ccache (HOSTCC), every folder after the first replays it.
+# A row's result is kept in its folder with the key of what the run reads: the tree (its
+# stamps, written by source.sh and patch.sh), the arch and defconfig, this function and
+# the host compiler. A folder whose key matches is not run again (as make leaves a target
+# whose inputs did not change) and its row says so; --fresh runs every one. A failed run
+# is not kept.
 defconfig_check() {
 	local k=${1%%:*} c=${1#*:} o res start=$SECONDS
 	o=$T/build-defconfig-$k-$c
 	mkdir -p "$o"
+	if [ "$fresh" = no ] && [ -f "$o/result" ] && [ "$(cat "$o/key" 2>/dev/null)" = "$2" ]; then
+		touch "$o/kept"
+		return
+	fi
+	rm -f "$o/result" "$o/key" "$o/kept"
 	res=ok
 	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="ccache gcc" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
@@ -228,6 +240,7 @@ defconfig_check() {
 		res="RUNTIME DISABLE ON"
 	fi
 	echo "$res|$((SECONDS - start))" >"$o/result"
+	[ "$res" = FAILED ] || echo "$2" >"$o/key"
 }
 defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defconfig
 	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig
@@ -235,10 +248,15 @@ defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_de
 [ "$check_defconfigs" = yes ] || defconfigs=()
 [ ${#defconfigs[@]} -eq 0 ] ||
 	info "olddefconfig + savedefconfig of the ${#defconfigs[@]} defconfigs that set the removed symbol"
+defconfig_inputs=""
+[ ${#defconfigs[@]} -eq 0 ] || defconfig_inputs=$({
+	cat "$T/.unpacked-from" "$T/.patched-with" 2>/dev/null || true
+	declare -f defconfig_check
+	gcc -dumpfullversion
+} | sha256sum)
 running=0
 for d in "${defconfigs[@]}"; do
-	rm -f "$T/build-defconfig-${d%%:*}-${d#*:}/result"
-	defconfig_check "$d" &
+	defconfig_check "$d" "$d ${defconfig_inputs%% *}" &
 	running=$((running + 1))
 	[ "$running" -lt "$(nproc)" ] || { wait -n || true; running=$((running - 1)); }
 done
@@ -246,9 +264,11 @@ wait
 for d in "${defconfigs[@]}"; do
 	k=${d%%:*} c=${d#*:}
 	r=$(cat "$T/build-defconfig-$k-$c/result" 2>/dev/null || echo "FAILED|?")
-	res=${r%|*} counted=-
+	res=${r%|*} took=${r#*|} counted=-
 	[ "$res" = ok ] || counted=failed
-	row defconfig "$counted" "$k" "-" "$c savedefconfig" "$res" "${r#*|}s" "$([ "$res" = ok ] && echo "runtime disable off" || echo "linux-$tree builds runtime disable from it")"
+	note=$([ "$res" = ok ] && echo "runtime disable off" || echo "linux-$tree builds runtime disable from it")
+	[ ! -f "$T/build-defconfig-$k-$c/kept" ] || { note="$note (kept: tree, defconfig and check unchanged since a run of ${took}s)" took=0; }
+	row defconfig "$counted" "$k" "-" "$c savedefconfig" "$res" "${took}s" "$note"
 done
 
 # The table, the command that reruns what failed, the summary: on stdout, and in

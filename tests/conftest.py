@@ -1,9 +1,10 @@
 """What both tiers share. When a selected slow-tier check needs it (tests/suite.sh's
 BACKGROUND_FOR), the suite's background work (guest images, the kernels of the matrix test
-set) starts with the first slow-tier check, niced, in the process that runs the slow tier;
-the checks that need its results wait on their locks. make test runs the slow tier's checks
-in order on one pytest worker and the fast tier's tests on the other (tests/slow/
-test_suite.py), so neither tier waits for the other."""
+set) starts with the first slow-tier check, niced, in one of the processes that run the
+slow tier; the checks that need its results wait on their locks. make test runs the slow
+tier's checks in order on two pytest workers, the booting ones on one, and the fast tier's
+tests on what is left (tests/slow/test_suite.py)."""
+import fcntl
 import os
 import re
 import sys
@@ -26,6 +27,16 @@ def background(request):
     if not pattern or not any(re.search(pattern, n) for n in selected):
         yield None
         return
+    # Both groups of slow checks ask for it, each in its own worker: the first to take the
+    # lock starts it and holds the lock until the background is done.
+    os.makedirs(RESULTS, exist_ok=True)
+    held = open(os.path.join(RESULTS, ".background.lock"), "w")
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        held.close()
+        yield None
+        return
     log = os.path.join(RESULTS, "background.log")
     sys.stderr.write(f"\nstarted in the background: {bashsuite.variable(SUITE, 'BACKGROUND_WHAT', ROOT)}"
                      f" (log: {os.path.relpath(log, ROOT)})\n")
@@ -34,3 +45,4 @@ def background(request):
     # What the background started and no check waited for is not left running alone.
     if proc.wait() != 0:
         sys.stderr.write(f"background work failed; see {os.path.relpath(log, ROOT)}\n")
+    held.close()

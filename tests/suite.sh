@@ -15,6 +15,13 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
+# The checks that boot guests run in order on a pytest worker of their own, beside the
+# others (tests/slow/test_suite.py): a boot mostly keeps one core busy while the other
+# checks are kconfig, make and git runs that often leave one idle. None of them needs
+# another group's check to have run: a kernel or image is built on demand, under its lock.
+# shellcheck disable=SC2034 # read by tests/slow/test_suite.py
+BESIDE='^(boot_|harness_|matrix_|ci_local_)'
+
 # Started by tests/conftest.py in the background with the first check, niced, when a test
 # matching BACKGROUND_FOR is selected; it fills what the checks and the fast tier leave of
 # the cores (a kernel link runs on one, a boot test on one, debootstrap mostly waits on
@@ -171,6 +178,29 @@ t_arch_check_riscv64() {
 		{ echo "not ok: riscv64 row"; return 1; }
 }
 
+# A defconfig row's result is kept only under its key (arch-check.sh: tree stamps, arch,
+# defconfig, the check and the host compiler). A run after the slice's keeps all nine; the
+# control: with one folder's key changed, as a changed tree or check would change it,
+# that row's kconfig runs again, and only it. Its table goes to a folder of its own.
+t_arch_check_defconfig_kept_by_key() {
+	local key=$B/src/linux-6.1-patched/build-defconfig-powerpc-ppc6xx_defconfig/key
+	d=$(mktemp -d)
+	trap 'rm -rf "$d"' EXIT
+	# (the slice ran them; a check run alone makes the keys first)
+	"$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt" >/dev/null
+	out=$("$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt")
+	echo "$out"
+	[ "$(echo "$out" | grep -c ' ok  *0s  runtime disable off (kept: ')" = 9 ] ||
+		{ echo "not ok: not all nine rows kept"; return 1; }
+	echo "another tree" >>"$key"
+	out=$("$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt")
+	echo "$out"
+	[ "$(echo "$out" | grep -c '(kept: ')" = 8 ] || { echo "not ok: not eight rows kept"; return 1; }
+	echo "$out" | grep -qE '^powerpc .* ppc6xx_defconfig savedefconfig +ok +[0-9]+s  runtime disable off$' ||
+		{ echo "not ok: the row whose key changed was not run again"; return 1; }
+	echo "ok: nine rows kept, and the one whose key changed run again"
+}
+
 # The warning comparison arch-check uses: the same warnings moved by the series are not new,
 # one the series adds is (fixture logs), and with no baseline every warning counts.
 t_arch_check_new_warning_counted() {
@@ -248,14 +278,15 @@ t_arch_check_build_failure_counted() {
 	echo "ok: a patched-only failure fails the run, a failure of both trees is listed, not counted"
 }
 
-# Negative control: on the unpatched tree all 9 defconfigs still turn runtime disable on.
-# Its table and rows go to a folder of its own: results/arch-check keeps the slice's.
+# Negative control: on the unpatched tree all 9 defconfigs still turn runtime disable on
+# (every kconfig run again: --fresh, no result kept from an earlier run). Its table and
+# rows go to a folder of its own: results/arch-check keeps the slice's.
 t_arch_check_defconfigs_unpatched_runtime_disable_on() {
 	local slice=$ROOT/results/arch-check/table.txt before=""
 	d=$(mktemp -d)
 	trap 'rm -rf "$d"' EXIT
 	[ ! -f "$slice" ] || before=$(cat "$slice")
-	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1 --rows "$d/rows.tsv" --table "$d/table.txt") &&
+	out=$("$S/arch-check.sh" --defconfigs-only --fresh --tree 6.1 --rows "$d/rows.tsv" --table "$d/table.txt") &&
 		{ echo "$out"; return 1; }
 	echo "$out"
 	[ "$(echo "$out" | grep -c 'RUNTIME DISABLE ON')" = 9 ]

@@ -408,7 +408,7 @@ if __name__ == "__main__":
     (["--table"], "--table needs a file name"),
     (["--rows", ""], "--rows needs a file name"),
     (["--bogus"], "unknown option '--bogus' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, "
-                  "--rows FILE, --table FILE)"),
+                  "--rows FILE, --table FILE, --fresh)"),
 ])
 def test_the_scripts_bad_options_are_one_line(args, words):
     r = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=30)

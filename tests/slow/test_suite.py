@@ -2,6 +2,7 @@
 background work). A check's output is in results/test/<name>.log; a failure shows its last
 lines."""
 import os
+import re
 import sys
 
 import pytest
@@ -16,13 +17,21 @@ SUITE = os.path.join(ROOT, "tests", "suite.sh")
 RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
 
 
-# One group: with pytest-xdist's --dist loadgroup (make test), every check runs on the same
-# worker in the order of tests/suite.sh (a check may need what one before it made), and the
-# fast tier's tests share out the other workers. The background starts with the first check.
+# Two groups: with pytest-xdist's --dist loadgroup (make test), the checks that boot guests
+# (tests/suite.sh's BESIDE) run in order on one worker and every other check in order on
+# another, while the fast tier's tests share out what is left. A check that needs what
+# the other group builds waits on that kernel's or image's lock. The background starts
+# with the first check that asks for it (tests/conftest.py).
+def _checks():
+    beside = bashsuite.variable(SUITE, "BESIDE", ROOT)
+    for name in bashsuite.names(SUITE):
+        group = "boots" if beside and re.search(beside, name) else "suite"
+        yield pytest.param(name, marks=pytest.mark.xdist_group(group), id=name)
+
+
 @pytest.mark.suite
-@pytest.mark.xdist_group("suite")
 @pytest.mark.usefixtures("background")
-@pytest.mark.parametrize("name", bashsuite.names(SUITE))
+@pytest.mark.parametrize("name", list(_checks()))
 def test_check(name):
     r = bashsuite.run(SUITE, name, os.path.join(RESULTS, name + ".log"), ROOT)
     if r.status == "skip":
