@@ -137,7 +137,7 @@ seed_from_sibling() {
 	# Under the sibling's lock: not while it builds. Its lock file is not copied over ours.
 	(
 		flock 9 && cd "$best" && find . -mindepth 1 -maxdepth 1 ! -name .lock ! -name .config ! -name .config-from \
-			! -name config.log ! -name build.log -exec cp -a --reflink=auto -t "$OUT" {} +
+			! -name config.log ! -name build.log ! -name '.built-with*' -exec cp -a --reflink=auto -t "$OUT" {} +
 	) 9>"$best/.lock" || die "could not copy ${best##*/} into $OUT"
 	# tools/ (x86's objtool) is built by tools/build, which records absolute paths: they
 	# must name this folder and this tree, or objtool is built again and every object, which
@@ -231,9 +231,31 @@ if [ "${CONFIGURE_ONLY:-0}" = 1 ]; then
 	echo "$LINK"
 	exit 0
 fi
+read -r -a targets <<<"${BUILD_TARGETS:-$(basename "$KIMAGE")}"
+# A build that finished is not made again while nothing it reads changed: the same make
+# command, targets, compiler and kbuild variables of the environment, its .config, and no
+# file or folder of the tree (build folders and the tree's own folder, which they change,
+# aside) newer than the build's start. make itself would find nothing to do, after a walk
+# of every object's dependencies that costs 10-25 s here; this look costs about a second.
+# A tree unpacked or patched again has a newer stamp (.unpacked-from, .patched-with).
+compiler=$(command -v "${CROSS_COMPILE}gcc")
+built_key=$({
+	printf '%s\n' "${MAKE_ARGS[*]}" "${targets[*]}" "$(stat -L -c '%n %s %Y' "$compiler")"
+	env | grep -E '^(KCFLAGS|KCPPFLAGS|KAFLAGS|KBUILD_[A-Z_]+|LLVM[A-Z_]*)=' | sort || true
+} | sha256sum | cut -c1-16)
+if [ "$(cat "$OUT/.built-with" 2>/dev/null)" = "$built_key" ] && [ ! "$OUT/.config" -nt "$OUT/.built-with" ] &&
+	{ [ -n "${BUILD_TARGETS:-}" ] || [ -f "$OUT/$KIMAGE" ]; } &&
+	[ -z "$(find "$SRC" -mindepth 1 -path "$SRC/build-*" -prune -o -newer "$OUT/.built-with" -print -quit)" ]; then
+	info "$ARCH_IN $KERNEL $CONFIG: up to date (nothing it reads changed since its build)"
+	echo "$LINK"
+	exit 0
+fi
+rm -f "$OUT/.built-with"
+# Written now, moved in once the build passed: its time is the build's start, so a file
+# changed while make ran is newer than it.
+echo "$built_key" >"$OUT/.built-with.new"
 info "$ARCH_IN $KERNEL $CONFIG: building (log: $LINK/build.log)"
 start=$SECONDS
-read -r -a targets <<<"${BUILD_TARGETS:-$(basename "$KIMAGE")}"
 make "${MAKE_ARGS[@]}" "${targets[@]}" >"$OUT/build.log" 2>&1 &
 pid=$!
 # Progress every minute: elapsed time and the last object built.
@@ -246,5 +268,6 @@ if ! wait "$pid"; then
 	die "$ARCH_IN $KERNEL $CONFIG: build failed after $((SECONDS - start))s: $(first_error "$OUT/build.log") (log: $OUT/build.log)"
 fi
 [ -n "${BUILD_TARGETS:-}" ] || [ -f "$OUT/$KIMAGE" ] || die "no $KIMAGE in $OUT"
+mv "$OUT/.built-with.new" "$OUT/.built-with"
 info "$ARCH_IN $KERNEL $CONFIG: built in $((SECONDS - start))s"
 echo "$LINK"

@@ -380,6 +380,29 @@ t_kernel_build_starts_from_sibling() {
 	echo "ok: started from the reject build, $n objects compiled, selinuxfs.o the accept build's"
 }
 
+# A finished build is not made again while nothing it reads changed (kernel.sh): the call
+# says "up to date" and runs no make. The control: with one file of the tree newer than
+# the build (a document no object reads, its time put back after), make runs again.
+t_kernel_up_to_date_until_the_tree_changes() {
+	local out
+	f=$B/src/linux-6.1-patched/Documentation/admin-guide/LSM/SELinux.rst
+	kbuild x86_64 6.1-patched selinux >/dev/null
+	out=$("$S/kernel.sh" x86_64 6.1-patched selinux 2>&1)
+	echo "$out"
+	echo "$out" | grep -q 'x86_64 6.1-patched selinux: up to date (nothing it reads changed since its build)$' ||
+		{ echo "not ok: a build with nothing changed was made again"; return 1; }
+	# (the time kept outside the tree: a file made or removed there makes its folder newer)
+	t=$(mktemp)
+	touch -r "$f" "$t"
+	trap 'touch -r "$t" "$f" && rm -f "$t"' EXIT
+	touch "$f"
+	out=$("$S/kernel.sh" x86_64 6.1-patched selinux 2>&1)
+	echo "$out"
+	! echo "$out" | grep -q 'selinux: up to date' || { echo "not ok: up to date with a newer file in the tree"; return 1; }
+	echo "$out" | grep -q 'x86_64 6.1-patched selinux: built in [0-9]*s$' || { echo "not ok: make did not run"; return 1; }
+	echo "ok: up to date without make, and made again once a file of the tree was newer"
+}
+
 # The shim flag's accept build keeps the tables read-only too.
 t_sections_x86_64_patched_accept() {
 	o=$(kbuild x86_64 6.1-patched selinux-accept)
