@@ -2,7 +2,7 @@
 BACKGROUND_FOR), the suite's background work (guest images, the kernels of the matrix test
 set) starts with the first slow-tier check, niced, in one of the processes that run the
 slow tier; the checks that need its results wait on their locks. make test runs the slow
-tier's checks in order on two pytest workers, the booting ones on one, and the fast tier's
+tier's checks in order on two pytest workers, most of the boots on one, and the fast tier's
 tests on what is left (tests/slow/test_suite.py)."""
 import fcntl
 import os

@@ -15,12 +15,14 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
-# The checks that boot guests run in order on a pytest worker of their own, beside the
-# others (tests/slow/test_suite.py): a boot mostly keeps one core busy while the other
-# checks are kconfig, make and git runs that often leave one idle. None of them needs
-# another group's check to have run: a kernel or image is built on demand, under its lock.
+# The checks matching BESIDE run in order on a pytest worker of their own, beside the others
+# (tests/slow/test_suite.py): the two plain boots, the matrix's and make ci-local's. A boot
+# mostly keeps one core busy while the other checks are kconfig, make and git runs that
+# often leave one idle. The harness checks' boots stay with the others, so that the two
+# workers take about as long in a warm run (docs/measurements.md). None of them needs a
+# check of the other group to have run: a kernel or image is built on demand, under its lock.
 # shellcheck disable=SC2034 # read by tests/slow/test_suite.py
-BESIDE='^(boot_|harness_|matrix_|ci_local_)'
+BESIDE='^(boot_|matrix_|ci_local_)'
 
 # Started by tests/conftest.py in the background with the first check, niced, when a test
 # matching BACKGROUND_FOR is selected; it fills what the checks and the fast tier leave of
