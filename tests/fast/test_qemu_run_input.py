@@ -254,6 +254,15 @@ def test_a_freeze_is_seen_in_a_line_the_console_got_in_two_parts(qemu_run):
     assert r.returncode == 124 and "froze" not in r.stderr, r.stderr
 
 
+def test_a_freeze_is_seen_at_the_end_of_a_line_longer_than_the_watch_keeps(qemu_run):
+    # The watch keeps the last 4 KiB of a line not ended yet: systemd's line, split in two
+    # writes after 100 KB without a newline, is still seen whole.
+    qemu_run.env.update(FREEZE_QUIET="1", FAKE_QEMU_CONSOLE="x" * 100000 + " systemd[1]: Freezing exec",
+                        FAKE_QEMU_CONSOLE_LATER="ution.\n")
+    r = qemu_run.run("--exec", "true", "--timeout", "20", mode="sleep", timeout=30)
+    assert r.returncode == 123 and "systemd froze the boot" in r.stderr, r.stderr[-300:]
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "soon", "99999999"])
 def test_bad_boot_timeout_refused(qemu_run, bad):
     one_line_error(qemu_run.run("--exec", "true", "--boot-timeout", bad), "--boot-timeout")
