@@ -19,9 +19,9 @@ RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
 
 # Two groups: with pytest-xdist's --dist loadgroup (make test), the checks named by
 # tests/suite.sh's BESIDE (most of the boots) run in order on one worker and every other
-# check in order on another, while the fast tier's tests share out what is left. A check that needs what
-# the other group builds waits on that kernel's or image's lock. The background starts
-# with the first check that asks for it (tests/conftest.py).
+# check in order on another, while the fast tier's tests share out what is left. A check
+# that needs what the other group builds waits on that kernel's or image's lock. The
+# background starts with the first check that asks for it (tests/conftest.py).
 def _checks():
     beside = bashsuite.variable(SUITE, "BESIDE", ROOT)
     for name in bashsuite.names(SUITE):
