@@ -13,7 +13,9 @@
 # (HARNESS_KVM_DEVICE names another device file, for the tests).
 # The payload travels on a second, read-only disk (vdb, or sda on virtio-scsi where the
 # arch data says so) and its output and status come back on a virtio-serial port:
-# nothing printed on the console can forge a result.
+# nothing printed on the console can forge a result. Once the status line is in and the port
+# has been quiet for a second, the guest is stopped: its shutdown is not waited for (a kernel
+# problem printed during it is not seen; one printed while the payload runs is).
 # The image is never written: the guest's root disk is a throwaway qcow2 overlay in a work
 # folder, the image only its read-only backing, and no qemu monitor is reachable (an
 # interactive console is plain stdio, no Ctrl-A escapes: leave it with reboot or poweroff).
@@ -26,6 +28,7 @@
 #   125  bad arguments or qemu could not start
 #   126  the kernel panicked or printed an Oops, BUG or WARNING (lines printed)
 #   127  the guest stopped without reporting a result
+# -h, --help: this text.
 set -euo pipefail
 here=${BASH_SOURCE[0]}
 [[ $here == */* ]] || here=./$here
@@ -54,6 +57,10 @@ posint() {
 arch="" kernel="" rootfs="" append="" mode="" exec_cmd="" script="" files="" timeout=300
 log="" out="" accel=tcg argv_out="" boot_timeout=""
 while [ $# -gt 0 ]; do
+	if [ "$1" = -h ] || [ "$1" = --help ]; then
+		sed -n '3,/^set -euo pipefail$/{/^#/s/^# \{0,1\}//p}' "$here"
+		exit 0
+	fi
 	[ $# -ge 2 ] || die "option $(q "$1") needs a value"
 	case "$1" in
 	--arch) arch=$2 ;;
@@ -231,6 +238,7 @@ if [ "$interactive" = 0 ]; then
 	else
 		qemu+=(-device "virtio-blk-$VIRTIO,drive=payload")
 	fi
+	: >"$work/results"
 	qemu+=(-device "virtio-serial-$VIRTIO"
 		-chardev "file,id=results,path=$(qesc "$work/results")"
 		-device virtserialport,chardev=results,name=results)
@@ -265,8 +273,8 @@ qpid=$!
 # cores a guest under TCG runs on): the console is read as it grows from a descriptor kept
 # open on the log, and the pause between looks is read -t on a pipe nobody writes. A look
 # costs so little that it comes every 50 ms: a guest that ended is seen at once.
-exec {console_fd}<"$log" {tick_fd}<> <(:)
-partial=""
+exec {console_fd}<"$log" {results_fd}<"$work/results" {tick_fd}<> <(:)
+partial="" results_partial="" results_last="" results_quiet=0
 # console_news: read what the console got since the last look; 0 if it grew. The boot
 # stage ends when systemd starts the payload's service (harness.service); freezing is set
 # once systemd said it freezes the boot. A line not ended yet is kept for the next look.
@@ -297,13 +305,37 @@ console_news() {
 	[ "${#partial}" -le 4096 ] || partial=${partial: -4096}
 	return "$grew"
 }
+# results_news: read what the results port got since the last look; 0 once the payload's
+# status line is its last line and nothing more came for 20 looks (about a second:
+# harness-run writes the output and the status in one go, so a status-like line inside the
+# output is followed at once by the rest).
+results_news() {
+	local line n=0
+	while [ "$n" -lt 2000 ]; do
+		n=$((n + 1))
+		line=""
+		if IFS= read -r -u "$results_fd" line; then
+			results_last=$results_partial$line results_partial="" results_quiet=0
+		elif [ -n "$line" ]; then
+			results_partial+=$line results_quiet=0
+			return 1
+		else
+			break
+		fi
+	done
+	[ -z "$results_partial" ] && [[ $results_last =~ ^HARNESS-EXIT\ [0-9]+$ ]] || return 1
+	results_quiet=$((results_quiet + 1))
+	[ "$results_quiet" -gt 20 ]
+}
 rc="" start=$SECONDS quiet_since=$SECONDS booted=0 freezing=0
 while kill -0 "$qpid" 2>/dev/null; do
 	read -r -t 0.05 -u "$tick_fd" _ || true
 	# A guest that ended in the meantime ended within the timeout.
 	kill -0 "$qpid" 2>/dev/null || break
 	if console_news; then quiet_since=$SECONDS; fi
-	if [ "$freezing" = 1 ] && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
+	if results_news; then
+		rc=reported
+	elif [ "$freezing" = 1 ] && [ $((SECONDS - quiet_since)) -ge "$freeze_quiet" ]; then
 		rc=frozen
 	elif [ $((SECONDS - start)) -ge "$timeout" ]; then
 		rc=timeout
@@ -320,6 +352,8 @@ if [ -z "$rc" ]; then
 	wait "$qpid" || rc=$?
 	qpid=""
 fi
+# The payload reported, and the guest was stopped on its way down.
+[ "$rc" != reported ] || rc=0
 
 # A kernel problem overrides any result: the console shows panics, Oopses, BUGs, WARNINGs.
 # The kernel's own formats only: userspace output on the console must not match.

@@ -8,6 +8,9 @@ drive it is given what qemu-img says the backing file is and what the payload di
 FAKE_QEMU_MODE says:
   result       write "HARNESS-EXIT $FAKE_QEMU_EXIT" (and a line of output) to the results
                chardev file named in its args, then exit 0 (a guest that ran its payload)
+  result-sleep the same, then run until killed (a guest on its way down after reporting);
+               $FAKE_QEMU_RESULTS, if set, is what it writes instead, and
+               $FAKE_QEMU_RESULTS_LATER is written half a second after it
   exit         exit at once with status 0 (an interactive session that ended)
   sleep        run until killed (a guest that never ends)
   booted-sleep the same, after systemd's "Starting harness.service" line on the console
@@ -34,6 +37,9 @@ QEMU_RUN = os.path.join(ROOT, "qemu-run.sh")
 
 FAKE_QEMU = r'''#!/usr/bin/python3
 import json, os, signal, subprocess, sys, time
+if os.environ.get("FAKE_QEMU_MODE") == "ignore-term":
+    # first of all: a TERM that came before would end a guest meant to ignore it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 sys.path.insert(0, @HERE@)
@@ -67,8 +73,6 @@ if os.environ.get("FAKE_QEMU_PIDFILE"):
         f.write(str(os.getpid()))
     os.rename(os.environ["FAKE_QEMU_PIDFILE"] + ".tmp", os.environ["FAKE_QEMU_PIDFILE"])
 mode = os.environ.get("FAKE_QEMU_MODE", "result")
-if mode == "ignore-term":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 console = os.environ.get("FAKE_QEMU_CONSOLE", "")
 if mode == "booted-sleep":
     # systemd's line as it starts the payload's service, on the console, then nothing more
@@ -81,7 +85,17 @@ for i, a in enumerate(args[:-1]):
             time.sleep(0.5)
             with open(args[i + 1][5:], "a") as f:
                 f.write(os.environ["FAKE_QEMU_CONSOLE_LATER"])
-if mode in ("sleep", "ignore-term", "booted-sleep"):
+if mode in ("result", "result-sleep"):
+    results = [opts(args[i + 1])["path"] for i, a in enumerate(args[:-1])
+               if a == "-chardev" and opts(args[i + 1]).get("id") == "results"]
+    with open(results[0], "a") as f:
+        f.write(os.environ.get("FAKE_QEMU_RESULTS",
+                               "payload output\nHARNESS-EXIT %s\n" % os.environ.get("FAKE_QEMU_EXIT", "0")))
+    if os.environ.get("FAKE_QEMU_RESULTS_LATER"):
+        time.sleep(0.5)
+        with open(results[0], "a") as f:
+            f.write(os.environ["FAKE_QEMU_RESULTS_LATER"])
+if mode in ("sleep", "ignore-term", "booted-sleep", "result-sleep"):
     while True:
         time.sleep(0.05)
 if mode == "flood":
@@ -92,13 +106,6 @@ if mode == "flood":
             f.write("x\n" * 32768)
             f.flush()
             time.sleep(0.02)
-if mode == "result":
-    for i, a in enumerate(args[:-1]):
-        if a == "-chardev":
-            o = opts(args[i + 1])
-            if o.get("id") == "results":
-                with open(o["path"], "w") as f:
-                    f.write("payload output\nHARNESS-EXIT %s\n" % os.environ.get("FAKE_QEMU_EXIT", "0"))
 sys.exit(0)
 '''.replace("@HERE@", repr(HERE))
 

@@ -207,9 +207,37 @@ def test_signal_ends_the_guest_and_cleans_up(qemu_run, sig, mode):
                 pass
 
 
+def test_a_guest_that_reported_is_stopped_without_waiting_for_its_shutdown(qemu_run):
+    # The status line is in and the port stays quiet: the run ends with the payload's
+    # status, the guest stopped, long before the timeout.
+    start = time.time()
+    r = qemu_run.run("--exec", "true", "--timeout", "60", mode="result-sleep", exit_status=7, timeout=30)
+    assert r.returncode == 7, r.stderr
+    assert r.stdout == "payload output\n"
+    assert gone_within(qemu_run.qemu_pid(), 5)
+    assert time.time() - start < 15
+    # Control: a guest that never reports runs until the timeout.
+    r = qemu_run.run("--exec", "true", "--timeout", "2", mode="sleep", timeout=30)
+    assert r.returncode == 124, r.stderr
+
+
+def test_a_status_like_line_inside_the_output_does_not_end_the_run(qemu_run):
+    # A line of the payload's output that reads like the status, the rest of the output
+    # after it: the run waits for the port to stay quiet, and the last line is the status.
+    qemu_run.env.update(FAKE_QEMU_RESULTS="a\nHARNESS-EXIT 0\n", FAKE_QEMU_RESULTS_LATER="b\nHARNESS-EXIT 3\n")
+    r = qemu_run.run("--exec", "true", "--timeout", "60", mode="result-sleep", timeout=30)
+    assert r.returncode == 3, r.stderr
+    assert r.stdout == "a\nHARNESS-EXIT 0\nb\n"
+    # A status line not ended yet is no status: the run goes on to the timeout.
+    qemu_run.env.update(FAKE_QEMU_RESULTS="a\nHARNESS-EXIT 0", FAKE_QEMU_RESULTS_LATER="")
+    r = qemu_run.run("--exec", "true", "--timeout", "3", mode="result-sleep", timeout=30)
+    assert r.returncode == 124, r.stderr
+
+
 def test_timeout_kills_a_guest_that_ignores_term(qemu_run):
     start = time.time()
-    r = qemu_run.run("--exec", "true", "--timeout", "1", mode="ignore-term", timeout=20)
+    # (3 s: on a loaded machine the fake has taken more than a second to start and ignore TERM)
+    r = qemu_run.run("--exec", "true", "--timeout", "3", mode="ignore-term", timeout=20)
     assert r.returncode == 124, r.stderr
     assert gone_within(qemu_run.qemu_pid(), 5)
     assert time.time() - start < 15
