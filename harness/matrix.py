@@ -62,6 +62,19 @@ def fmt_time(s):
     return f"{s // 60}m{s % 60:02d}s"
 
 
+def estimate(boots, left, jobs, builds):
+    """What is left of a run, for its progress lines: the LEFT boots at the pace of the
+    BOOTS done (seconds each, the guests running JOBS at a time), and the kernel BUILDS the
+    cells left still wait for, which no boot's pace tells (a cold one takes minutes)."""
+    boots = [b for b in boots if b is not None]
+    if not boots:
+        return "estimate after the first cell"
+    text = f"about {fmt_time(sum(boots) / len(boots) * left / jobs)} of boots left"
+    if builds:
+        text += f", and {builds} kernel build{'s' if builds > 1 else ''}"
+    return text
+
+
 def arch_facts(arch):
     """An arch's facts under the names the shell scripts use (KIMAGE, PTDUMP, ...), from
     harness/arch.py, the one reader of configs/arch/<arch>.yaml."""
@@ -667,11 +680,11 @@ def main():
     finished = []
 
     def eta():
-        # What is left at the pace of the cells so far, shared by the guests at once.
-        if not finished:
-            return "estimate after the first cell"
-        per = (time.time() - start) / len(finished)
-        return f"about {fmt_time(per * (len(cells) - len(finished)))} left"
+        done = {(r["kernel"], r["arch"], r["scenario"]) for r in finished}
+        builds = {("kernel", a, spec.kernels[k]["tree"], spec.kernels[k]["config"])
+                  for k, a, s in cells if (k, a, s) not in done}
+        return estimate([r.get("boot_seconds") for r in finished], len(cells) - len(finished),
+                        args.jobs, 0 if args.prebuilt else len(builds - set(prep.done)))
 
     def head(i):
         failing = sum(not all(c["pass"] for c in r["checks"]) for r in finished)

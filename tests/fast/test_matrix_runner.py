@@ -134,5 +134,21 @@ class ListBuilds(unittest.TestCase):
         self.assertEqual(one, ["x86_64 6.1 legacy"])
 
 
+class TestEstimate(unittest.TestCase):
+    """The progress lines' estimate: the boots left at the boots' own pace, the builds apart
+    (at the pace of whole cells, the first cells' wait for a cold kernel would make two
+    minutes of boots look like an hour)."""
+
+    def test_boots_left_at_the_pace_of_the_boots_shared_by_the_guests(self):
+        self.assertEqual(matrix.estimate([10.0, 20.0, None], 8, 2, 0), "about 1m00s of boots left")
+
+    def test_builds_still_to_come_are_named_not_guessed(self):
+        self.assertEqual(matrix.estimate([30.0], 4, 2, 1), "about 1m00s of boots left, and 1 kernel build")
+        self.assertEqual(matrix.estimate([30.0], 4, 2, 3), "about 1m00s of boots left, and 3 kernel builds")
+
+    def test_nothing_booted_yet(self):
+        self.assertEqual(matrix.estimate([None], 4, 2, 1), "estimate after the first cell")
+
+
 if __name__ == "__main__":
     unittest.main()
