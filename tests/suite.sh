@@ -614,10 +614,11 @@ t_ci_local_matches_matrix() {
 	[ -f "$want/summary.txt" ] || { echo "not ok: no $want/summary.txt: t_matrix_test_set runs first"; return 1; }
 	# The slice on the command line: a make test SET=... must not reach this make. A small
 	# one, within CI's time: one kernel job (in its own clone, started from our build),
-	# two cells in two shards, one of them a freeze. (Not the legacy permissive cell: its
-	# six writes to the node sleep 5 s each in 6.1's deprecated handler.)
+	# two cells in two shards, one of them a freeze, booted side by side (two jobs at once,
+	# a runner with two slots). Not the legacy permissive cell: its six writes to the node
+	# sleep 5 s each in 6.1's deprecated handler.
 	only=arch=x86_64,kernel=6.1-legacy,scenario=cfg-disabled,scenario=enforcing-disabled
-	made=$(make -C "$ROOT" --no-print-directory ci-local SET=test ONLY=$only SHARDS=2) || rc=$?
+	made=$(make -C "$ROOT" --no-print-directory ci-local SET=test ONLY=$only SHARDS=2 CONCURRENCY=2) || rc=$?
 	[ "$rc" -eq 0 ] || { echo "not ok: make ci-local exited $rc"; return 1; }
 	merged=$ROOT/${made##*$'\n'} # its last line
 	[ -f "$merged/summary.txt" ] || { echo "not ok: no merged run folder at $merged"; return 1; }
