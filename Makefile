@@ -62,7 +62,7 @@ TEST_PKGS = python3-pytest python3-pytest-xdist python3-yaml python3-jsonschema 
 # handed out.
 test: ## both tiers of the suite (builds and boots beside the fast tier); ends with pytest's summary line
 	@scripts/need.sh $(TEST_PKGS)
-	@mkdir -p results/test
+	@mkdir -p results/test && rm -f results/test/times.tsv
 	@cd tests && /usr/bin/python3 -m pytest -v -n auto --dist loadgroup --junitxml=../results/test/junit.xml slow fast $(if $(TESTS),-k "$(TESTS)")
 
 check: ## the fast tier only: no kernel build, no boot; one pytest worker per core

@@ -7,14 +7,17 @@ would decide it.) Exit 0 passes, 4 skips (kselftest's convention), anything else
 """
 import os
 import re
+import resource
 import subprocess
+import time
 
 SKIP = 4
 
 
 class Result:
-    def __init__(self, name, rc, log):
+    def __init__(self, name, rc, log, seconds=0.0, cpu=0.0):
         self.name, self.rc, self.log = name, rc, log
+        self.seconds, self.cpu = seconds, cpu
 
     @property
     def status(self):
@@ -38,14 +41,36 @@ def variable(suite, name, root):
     return out.stdout
 
 
-def run(suite, name, log, root):
-    """Run check NAME of SUITE with its output in LOG; returns a Result."""
+def children_cpu():
+    """CPU seconds (user and system) of this process's children that have ended."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def record(times, name, seconds, cpu):
+    """Add a line "NAME<tab>WALL<tab>CPU" (seconds) to the file TIMES: where a run's time
+    and CPU went, check by check. One write of a short line with O_APPEND, so two workers
+    adding theirs at once do not mix them."""
+    fd = os.open(times, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, f"{name}\t{seconds:.1f}\t{cpu:.1f}\n".encode())
+    finally:
+        os.close(fd)
+
+
+def run(suite, name, log, root, times=None):
+    """Run check NAME of SUITE with its output in LOG; returns a Result. With TIMES, its
+    wall time and the CPU time of its processes are added to that file (record)."""
     os.makedirs(os.path.dirname(log), exist_ok=True)
+    start, cpu = time.monotonic(), children_cpu()
     with open(log, "w") as out:
         rc = subprocess.run(["bash", "-euo", "pipefail", "-c", '. "$1"; "t_$2"', "run-test", suite, name],
                             env=dict(os.environ, ROOT=root), stdin=subprocess.DEVNULL,
                             stdout=out, stderr=subprocess.STDOUT).returncode
-    return Result(name, rc, log)
+    r = Result(name, rc, log, time.monotonic() - start, children_cpu() - cpu)
+    if times:
+        record(times, name, r.seconds, r.cpu)
+    return r
 
 
 def start_background(suite, log, root):

@@ -8,6 +8,7 @@ import fcntl
 import os
 import re
 import sys
+import time
 
 import pytest
 
@@ -17,6 +18,8 @@ from harness import bashsuite  # noqa: E402
 
 SUITE = os.path.join(ROOT, "tests", "suite.sh")
 RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
+# Each slow check's wall and CPU time, and the background's (harness/bashsuite.py: record)
+TIMES = os.path.join(RESULTS, "times.tsv")
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +43,14 @@ def background(request):
     log = os.path.join(RESULTS, "background.log")
     sys.stderr.write(f"\nstarted in the background: {bashsuite.variable(SUITE, 'BACKGROUND_WHAT', ROOT)}"
                      f" (log: {os.path.relpath(log, ROOT)})\n")
+    start = time.monotonic()
     proc = bashsuite.start_background(SUITE, log, ROOT)
     yield proc
     # What the background started and no check waited for is not left running alone.
-    if proc.wait() != 0:
+    # wait4 rather than wait: its CPU time goes in times.tsv beside the checks'.
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    bashsuite.record(TIMES, "background", time.monotonic() - start, usage.ru_utime + usage.ru_stime)
+    if proc.returncode != 0:
         sys.stderr.write(f"background work failed; see {os.path.relpath(log, ROOT)}\n")
     held.close()

@@ -14,7 +14,7 @@ FIXTURE = os.path.join(ROOT, "tests", "host", "fixtures", "runner-suite.sh")
 
 
 def test_names_in_definition_order():
-    assert bashsuite.names(FIXTURE) == ["middle_command_fails", "passes", "pipe_left_fails"]
+    assert bashsuite.names(FIXTURE) == ["middle_command_fails", "passes", "pipe_left_fails", "computes", "waits"]
 
 
 def test_middle_command_fails_the_check(tmp_path):
@@ -35,3 +35,17 @@ def test_control_subshell_on_the_left_of_or_would_pass():
     rc = subprocess.run(["bash", "-c", '. "$1"; rc=0; ( set -e; t_middle_command_fails ) >/dev/null || rc=$?; exit $rc',
                          "control", FIXTURE]).returncode
     assert rc == 0
+
+
+def test_times_record_wall_and_cpu_of_each_check(tmp_path):
+    # A check that computes uses about as much CPU as wall time; one that sleeps uses next
+    # to none (the control: CPU is not the wall time written twice).
+    times = tmp_path / "times.tsv"
+    busy = bashsuite.run(FIXTURE, "computes", str(tmp_path / "c.log"), ROOT, times=str(times))
+    idle = bashsuite.run(FIXTURE, "waits", str(tmp_path / "w.log"), ROOT, times=str(times))
+    rows = [line.split("\t") for line in times.read_text().splitlines()]
+    assert [r[0] for r in rows] == ["computes", "waits"]
+    assert [float(r[1]) for r in rows] == [round(busy.seconds, 1), round(idle.seconds, 1)]
+    # (the busy check's share of a core may be a third on a loaded machine)
+    assert busy.seconds >= 0.7 and busy.cpu > 0.2
+    assert idle.seconds >= 0.7 and idle.cpu < 0.15

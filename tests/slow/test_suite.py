@@ -33,7 +33,8 @@ def _checks():
 @pytest.mark.usefixtures("background")
 @pytest.mark.parametrize("name", list(_checks()))
 def test_check(name):
-    r = bashsuite.run(SUITE, name, os.path.join(RESULTS, name + ".log"), ROOT)
+    r = bashsuite.run(SUITE, name, os.path.join(RESULTS, name + ".log"), ROOT,
+                      times=os.path.join(RESULTS, "times.tsv"))
     if r.status == "skip":
         pytest.skip(r.tail(1).strip())
     assert r.status == "pass", f"exit {r.rc}, log: {os.path.relpath(r.log, ROOT)}\n{r.tail()}"
