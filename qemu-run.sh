@@ -317,7 +317,9 @@ results_news() {
 		if IFS= read -r -u "$results_fd" line; then
 			results_last=$results_partial$line results_partial="" results_quiet=0
 		elif [ -n "$line" ]; then
+			# Capped as the console's is: a status line is short, so a longer one is none.
 			results_partial+=$line results_quiet=0
+			[ "${#results_partial}" -le 4096 ] || results_partial=${results_partial: -4096}
 			return 1
 		else
 			break

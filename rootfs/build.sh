@@ -239,7 +239,7 @@ else
 	command -v "$QEMU" >/dev/null || need_pkgs "$QEMU_PKG"
 	info "$A: second stage in the guest, log: $work/stage2.log"
 	# shellcheck disable=SC2086 # QEMU_EXTRA is a list of words from the arch data file
-	timeout "${STAGE2_TIMEOUT:-5400}" "$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" -smp 2 -m 1024 \
+	timeout "${STAGE2_TIMEOUT:-5400}" "$QEMU" -M "$QEMU_MACHINE" -cpu "$QEMU_CPU" -smp "$QEMU_SMP" -m 1024 \
 		-kernel "$kdir/$KIMAGE" -no-reboot -display none -nodefaults -monitor none \
 		-append "console=$CONSOLE root=/dev/vda rw panic=-1 selinux=0 init=/stage2-init" \
 		-drive "file=$work/img,if=none,id=root,format=raw" -device "virtio-blk-$VIRTIO,drive=root" \
