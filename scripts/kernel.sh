@@ -77,8 +77,9 @@ export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_COMPILERCHECK=content
 MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
 
 # A build folder that was never built starts as a copy of the finished build of the same
-# tree and arch, another config's, whose .config differs least from its own (at most
-# SEED_MAX_LINES lines; SEED=no: never, as make bench's cold build asks). kbuild then
+# arch, another config's in this tree or the other 6.1 tree (stock or patched: below),
+# whose .config differs least from its own (at most SEED_MAX_LINES lines; SEED=no:
+# never, as make bench's cold build asks). kbuild then
 # rebuilds only what the difference reaches: fixdep records which config symbols each
 # object read, and syncconfig touches the changed ones. A fresh folder instead runs every
 # object's compile (a ccache hit at best), objtool and fixdep again: here about 300 ms of
@@ -96,8 +97,29 @@ config_lines() {
 same_stamp() {
 	if [ -f "$1" ] || [ -f "$2" ]; then cmp -s "$1" "$2"; fi
 }
+# A seed from the other 6.1 tree was built from some sources this tree does not have: the
+# files either tree holds newer than its unpacking (what the series changed there, or a
+# hand here). Each object whose kbuild record (.cmd) names one of them, as its source or
+# a dependency, is removed, and make builds it again from this tree. (A dependency the
+# other tree has and this one lacks keeps an empty rule in the record: make counts it as
+# changed.) For the legacy kernel after the patched one: about 20 objects of 970.
+drop_unshared() {
+	local pats cmd f n=0
+	pats=$(mktemp)
+	for f in "$1" "$SRC"; do
+		(cd "$f" && find . -path './build-*' -prune -o -type f -newer .unpacked-from ! -name .patched-with -print)
+	done | sed 's|^\./|../|' | sort -u >"$pats"
+	while IFS= read -r -d '' cmd; do
+		f=${cmd##*/}
+		f=${f#.}
+		rm -f "${cmd%/*}/${f%.cmd}"
+		n=$((n + 1))
+	done < <(grep -rlZF -f "$pats" --include='.*.cmd' "$OUT" || true)
+	info "$ARCH_IN $KERNEL $CONFIG: $(wc -l <"$pats") files differ between the trees, $n objects to build again"
+	rm -f "$pats"
+}
 seed_from_sibling() {
-	local sib src best="" best_n="" n keep f from tree_from root trees=("$SRC") sibs=()
+	local sib src best="" best_n="" n keep f from rel_from other tree_from root trees=("$SRC") sibs=()
 	if [ "${SEED:-}" = no ] || [ "$never_configured" = 0 ]; then
 		return 0
 	fi
@@ -109,6 +131,16 @@ seed_from_sibling() {
 			trees+=("$src")
 		fi
 	done
+	# The other 6.1 tree of this root (stock for the patched tree and the reverse): the
+	# same unpacked sources but for what drop_unshared takes out of the copy.
+	case "${SRC##*/}" in
+	linux-6.1) src=$BUILD/src/linux-6.1-patched ;;
+	linux-6.1-patched) src=$BUILD/src/linux-6.1 ;;
+	*) src="" ;;
+	esac
+	if [ -n "$src" ] && [ -f "$SRC/.unpacked-from" ] && same_stamp "$src/.unpacked-from" "$SRC/.unpacked-from"; then
+		trees+=("$src")
+	fi
 	for src in "${trees[@]}"; do
 		sibs+=("$src"/build-"$ARCH_IN"-*)
 	done
@@ -131,7 +163,10 @@ seed_from_sibling() {
 		fi
 	done
 	[ -n "$best" ] || return 0
-	info "$ARCH_IN $KERNEL $CONFIG: starting from ${best##*/} ($best_n .config lines differ)"
+	src=${best%/*}
+	other=""
+	same_stamp "$src/.patched-with" "$SRC/.patched-with" || other=" of ${src##*/}"
+	info "$ARCH_IN $KERNEL $CONFIG: starting from ${best##*/}$other ($best_n .config lines differ)"
 	keep=$(mktemp -d)
 	cp -a "$OUT/.config" "$OUT/config.log" "$keep/"
 	# Under the sibling's lock: not while it builds. Its lock file is not copied over ours.
@@ -142,16 +177,20 @@ seed_from_sibling() {
 	# tools/ (x86's objtool) is built by tools/build, which records absolute paths: they
 	# must name this folder and this tree, or objtool is built again and every object, which
 	# depends on the objtool binary, with it. (The kernel's own objects name the tree as
-	# "..".) Its .cmd and .d files keep their times.
+	# "..".) Some name the folder relative to the tree's tools/objtool too
+	# ("../../build-x86_64-selinux/"): in the same tree that still finds the sibling's files,
+	# in the other tree nothing, and a missing file makes objtool stale. Its .cmd and .d
+	# files keep their times.
 	# The tree first, then the folder under its new name: each pattern is applied once.
-	src=${best%/*}
 	tree_from=$(printf '%s/' "$src" | sed 's/[][\\.*^$|]/\\&/g')
 	from=$(printf '%s/' "$SRC/${best##*/}" | sed 's/[][\\.*^$|]/\\&/g')
+	rel_from=$(printf '../%s/' "${best##*/}" | sed 's/[][\\.*^$|]/\\&/g')
 	while IFS= read -r -d '' f; do
-		sed -e "s|$tree_from|$SRC/|g" -e "s|$from|$OUT/|g" "$f" >"$f.seed"
+		sed -e "s|$tree_from|$SRC/|g" -e "s|$from|$OUT/|g" -e "s|$rel_from|../${OUT##*/}/|g" "$f" >"$f.seed"
 		touch -r "$f" "$f.seed"
 		mv "$f.seed" "$f"
-	done < <(grep -rlZF --include="*.cmd" --include="*.d" "$src/" "$OUT/tools" 2>/dev/null || true)
+	done < <(grep -rlZF --include="*.cmd" --include="*.d" -e "$src/" -e "../${best##*/}/" "$OUT/tools" 2>/dev/null || true)
+	[ -z "$other" ] || drop_unshared "$src"
 	# Ours, written after the copy: newer than the copied include/config/auto.conf, so the
 	# build starts with syncconfig.
 	cp "$keep/.config" "$OUT/.config"

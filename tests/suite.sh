@@ -398,6 +398,37 @@ t_kernel_build_starts_from_sibling() {
 	echo "ok: started from the reject build, $n objects compiled, selinuxfs.o the accept build's"
 }
 
+# A build folder of one 6.1 tree also starts from a build of the other (kernel.sh): a
+# legacy folder (stock tree) from the patched kernel, whose objects that read a file the
+# series changed are compiled again. They must be the legacy build's own, and the control
+# is the patched build's (the copy kept as it was would pass for them); an object that
+# reads no such file (min_addr.o) must not be compiled, or nothing was copied.
+t_kernel_build_starts_from_other_tree() {
+	local p l out o
+	p=$(kbuild x86_64 6.1-patched selinux)
+	l=$(kbuild x86_64 6.1 legacy)
+	s=$B/src/linux-6.1/build-x86_64-legacy-seedcheck
+	trap 'rm -rf "$s" "$B/kernel/6.1-x86_64-legacy-seedcheck"' EXIT
+	# As unpacked, the stock tree's sources are older than any object: make alone would
+	# keep the patched build's copies. A hand that touched them would let it pass anyway.
+	[ "$B/src/linux-6.1/security/selinux/hooks.c" -ot "$p/security/selinux/hooks.o" ] ||
+		{ echo "not ok: the stock tree's hooks.c is newer than the patched build's hooks.o: the check cannot fail"; return 1; }
+	rm -rf "$s"
+	out=$(BUILD_SUFFIX=-seedcheck BUILD_TARGETS=security/ "$S/kernel.sh" x86_64 6.1 legacy 2>&1)
+	echo "$out"
+	echo "$out" | grep -q 'starting from build-x86_64-selinux of linux-6.1-patched ([0-9]* .config lines differ)$' ||
+		{ echo "not ok: not started from the patched build"; return 1; }
+	echo "$out" | grep -qE 'files differ between the trees, [1-9][0-9]* objects to build again$' ||
+		{ echo "not ok: no object taken out of the copy"; return 1; }
+	for o in security/selinux/hooks.o security/selinux/selinuxfs.o security/security.o security/commoncap.o; do
+		cmp "$s/$o" "$l/$o" || { echo "not ok: $o is not the legacy build's"; return 1; }
+		! cmp -s "$s/$o" "$p/$o" || { echo "not ok: $o is the patched build's too: the check cannot fail"; return 1; }
+	done
+	! grep -q ' security/min_addr.o$' "$s/build.log" || { echo "not ok: min_addr.o compiled: nothing kept from the copy"; return 1; }
+	cmp "$s/security/min_addr.o" "$p/security/min_addr.o" || { echo "not ok: min_addr.o is not the patched build's copy"; return 1; }
+	echo "ok: started from the patched build; what the series changes is the legacy build's, the rest kept"
+}
+
 # A finished build is not made again while nothing it reads changed (kernel.sh): the call
 # says "up to date" and runs no make. The control: with one file of the tree newer than
 # the build (a document no object reads, its time put back after), make runs again.
