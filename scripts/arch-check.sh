@@ -67,8 +67,8 @@ done
 T=$BUILD/src/linux-$tree
 need_pkgs build-essential bc bison flex libssl-dev libelf-dev ccache
 
-export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
-export CCACHE_COMPILERCHECK=content KBUILD_BUILD_TIMESTAMP=1970-01-01
+ccache_env
+export KBUILD_BUILD_TIMESTAMP=1970-01-01
 unset MAKEFLAGS MAKELEVEL MFLAGS
 rows=() tsv=()
 # The fields as one tab-separated line; a tab, newline or backslash in a field (a compiler's

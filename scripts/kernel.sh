@@ -70,8 +70,7 @@ export ARCH="$KARCH" CROSS_COMPILE
 # A make above us (make kernel ARCH=...) must not leak its variables into the kernel make.
 unset MAKEFLAGS MAKELEVEL MFLAGS
 export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=backport KBUILD_BUILD_HOST=qemu
-export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_COMPILERCHECK=content
+ccache_env
 # The host programs (kconfig, fixdep, modpost, objtool...) through ccache too: every new
 # build folder compiles them again.
 MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")

@@ -136,3 +136,16 @@ lock() {
 	exec {fd}>"$1"
 	flock "$fd"
 }
+
+# ccache for the kernel makes (kernel.sh, arch-check.sh), one cache for every tree: the
+# build folders sit inside their trees and kbuild hands the compiler relative paths, so a
+# file the series leaves alone hits across the stock and patched trees (BASEDIR, NOHASHDIR).
+# Depend mode: on a miss the compiler runs once, and ccache reads the headers from the
+# dependency file kbuild asks for (-MMD) instead of running the preprocessor first. A cold
+# x86_64 kernel here: 932 s of CPU, against 1206 s without it and 846 s without ccache.
+# What it gives up, a hit across configs through the preprocessed source, the legacy
+# kernel gets by starting from the patched build (kernel.sh).
+ccache_env() {
+	export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache} CCACHE_BASEDIR=$BUILD CCACHE_NOHASHDIR=true
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G} CCACHE_COMPILERCHECK=content CCACHE_DEPEND=1
+}
