@@ -14,6 +14,16 @@ import time
 SKIP = 4
 
 
+def results_dir(root):
+    """Where make test writes each check's log: results/test, or $TEST_RESULTS."""
+    return os.environ.get("TEST_RESULTS", os.path.join(root, "results", "test"))
+
+
+def times_file(root):
+    """The file record() adds each check's wall and CPU seconds to (make test empties it)."""
+    return os.path.join(results_dir(root), "times.tsv")
+
+
 class Result:
     def __init__(self, name, rc, log, seconds=0.0, cpu=0.0):
         self.name, self.rc, self.log = name, rc, log

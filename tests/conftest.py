@@ -17,9 +17,9 @@ sys.path.insert(0, ROOT)
 from harness import bashsuite  # noqa: E402
 
 SUITE = os.path.join(ROOT, "tests", "suite.sh")
-RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
+RESULTS = bashsuite.results_dir(ROOT)
 # Each slow check's wall and CPU time, and the background's (harness/bashsuite.py: record)
-TIMES = os.path.join(RESULTS, "times.tsv")
+TIMES = bashsuite.times_file(ROOT)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ sys.path.insert(0, ROOT)
 from harness import bashsuite  # noqa: E402
 
 SUITE = os.path.join(ROOT, "tests", "suite.sh")
-RESULTS = os.environ.get("TEST_RESULTS", os.path.join(ROOT, "results", "test"))
+RESULTS = bashsuite.results_dir(ROOT)
 
 
 # Two groups: with pytest-xdist's --dist loadgroup (make test), the checks named by
@@ -34,7 +34,7 @@ def _checks():
 @pytest.mark.parametrize("name", list(_checks()))
 def test_check(name):
     r = bashsuite.run(SUITE, name, os.path.join(RESULTS, name + ".log"), ROOT,
-                      times=os.path.join(RESULTS, "times.tsv"))
+                      times=bashsuite.times_file(ROOT))
     if r.status == "skip":
         pytest.skip(r.tail(1).strip())
     assert r.status == "pass", f"exit {r.rc}, log: {os.path.relpath(r.log, ROOT)}\n{r.tail()}"
