@@ -112,7 +112,7 @@ build() {
 	mkdir -p "$o"
 	rm -f "$o/check.log"
 	local mk=(make -C "$BUILD/src/linux-$tree" O="$o" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE"
-		CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
+		CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="$CCACHE_HOSTCC" -j"$(nproc)")
 	"${mk[@]}" "$DEFCONFIG" >"$o/check.log" 2>&1 || return 1
 	local frags
 	mapfile -t frags < <(config_chain lsm-all)
@@ -233,7 +233,7 @@ defconfig_check() {
 	fi
 	rm -f "$o/result" "$o/key" "$o/kept"
 	res=ok
-	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="ccache gcc" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
+	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="$CCACHE_HOSTCC" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
 	elif grep -qE '^CONFIG_SECURITY_(SELINUX_DISABLE|WRITABLE_HOOKS)=y' "$o/.config" ||
 		grep -q SECURITY_SELINUX_DISABLE "$o/defconfig"; then

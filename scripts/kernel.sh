@@ -73,7 +73,7 @@ export KBUILD_BUILD_TIMESTAMP="1970-01-01" KBUILD_BUILD_USER=backport KBUILD_BUI
 ccache_env
 # The host programs (kconfig, fixdep, modpost, objtool...) through ccache too: every new
 # build folder compiles them again.
-MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="ccache gcc" -j"$(nproc)")
+MAKE_ARGS=(-C "$SRC" O="$OUT" CC="ccache ${CROSS_COMPILE}gcc" HOSTCC="$CCACHE_HOSTCC" -j"$(nproc)")
 
 # A build folder that was never built starts as a copy of the finished build of the same
 # arch, another config's in this tree or the other 6.1 tree (stock or patched: below),
@@ -96,26 +96,58 @@ config_lines() {
 same_stamp() {
 	if [ -f "$1" ] || [ -f "$2" ]; then cmp -s "$1" "$2"; fi
 }
+# Every file of tree $1 as "../path", sorted (its build folders, stamps and the files
+# merge_config.sh makes and removes there aside); with a second argument, only those
+# newer than its unpacking.
+tree_files() {
+	(cd "$1" && find . -ignore_readdir_race \( -path './build-*' -o -name '.tmp.config*' -o -name '.merge_tmp.config*' \) \
+		-prune -o -type f ! -name .patched-with ! -name .unpacked-from ${2:+-newer .unpacked-from} -print) |
+		sed 's|^\./|../|' | sort
+}
 # A seed from the other 6.1 tree was built from some sources this tree does not have: the
 # files either tree holds newer than its unpacking (what the series changed there, or a
-# hand here). Each object whose kbuild record (.cmd) names one of them, as its source or
-# a dependency, is removed, and make builds it again from this tree. (A dependency the
-# other tree has and this one lacks keeps an empty rule in the record: make counts it as
-# changed.) For the legacy kernel after the patched one: about 20 objects of 970.
+# hand here) and those only one of them holds (what the series added or deleted). Each
+# object whose kbuild record (.cmd) names one of them, as its source or a dependency, is
+# removed, and make builds it again from this tree. gcc writes some paths with a
+# "dir/../" in them ("ss/../include/conditional.h"): taken out before comparing. objtool
+# (tools/) records its paths from its own folder: a change under tools/ removes its whole
+# build. For the legacy kernel after the patched one: 22 objects of 970.
 drop_unshared() {
-	local pats cmd f n=0
-	pats=$(mktemp)
-	for f in "$1" "$SRC"; do
-		(cd "$f" && find . -path './build-*' -prune -o -type f -newer .unpacked-from ! -name .patched-with -print)
-	done | sed 's|^\./|../|' | sort -u >"$pats"
-	while IFS= read -r -d '' cmd; do
-		f=${cmd##*/}
-		f=${f#.}
-		rm -f "${cmd%/*}/${f%.cmd}"
+	local pats cmds f b n=0
+	pats=$(mktemp) cmds=$(mktemp)
+	{
+		tree_files "$1" newer
+		tree_files "$SRC" newer
+		comm -3 <(tree_files "$1") <(tree_files "$SRC") | tr -d '\t'
+	} | sort -u >"$pats"
+	if grep -q '^\.\./tools/' "$pats"; then
+		rm -rf "$OUT/tools"
+	fi
+	if [ -s "$pats" ]; then
+		# shellcheck disable=SC2016 # an awk program
+		find "$OUT" -path "$OUT/tools" -prune -o -type f -name '.*.cmd' -print0 |
+			xargs -0 -r awk '
+				NR == FNR { want[$0] = 1; next }
+				FNR == 1 { hit = 0 }
+				!hit {
+					for (i = 1; i <= NF; i++) {
+						t = $i
+						sub(/:$/, "", t)
+						while (t ~ /\/[^\/.][^\/]*\/\.\.\//)
+							sub(/\/[^\/.][^\/]*\/\.\.\//, "/", t)
+						if (t in want) { print FILENAME; hit = 1; break }
+					}
+				}' "$pats" >"$cmds" || die "could not read the kbuild records of $OUT"
+	fi
+	# dir/.name.o.cmd records dir/name.o
+	while IFS= read -r f; do
+		b=${f##*/}
+		b=${b#.}
+		rm -f "${f%/*}/${b%.cmd}"
 		n=$((n + 1))
-	done < <(grep -rlZF -f "$pats" --include='.*.cmd' "$OUT" || true)
+	done <"$cmds"
 	info "$ARCH_IN $KERNEL $CONFIG: $(wc -l <"$pats") files differ between the trees, $n objects to build again"
-	rm -f "$pats"
+	rm -f "$pats" "$cmds"
 }
 seed_from_sibling() {
 	local sib src best="" best_n="" n keep f from rel_from other tree_from root trees=("$SRC") sibs=()
@@ -168,6 +200,9 @@ seed_from_sibling() {
 	info "$ARCH_IN $KERNEL $CONFIG: starting from ${best##*/}$other ($best_n .config lines differ)"
 	keep=$(mktemp -d)
 	cp -a "$OUT/.config" "$OUT/config.log" "$keep/"
+	# Until the copy is whole and what it must lose is gone (below), the folder is neither
+	# a seed nor a build: a run cut short before then leaves this mark (see its reader).
+	touch "$OUT/.seed-incomplete"
 	# Under the sibling's lock: not while it builds. Its lock file is not copied over ours.
 	(
 		flock 9 && cd "$best" && find . -mindepth 1 -maxdepth 1 ! -name .lock ! -name .config ! -name .config-from \
@@ -190,13 +225,23 @@ seed_from_sibling() {
 		mv "$f.seed" "$f"
 	done < <(grep -rlZF --include="*.cmd" --include="*.d" -e "$src/" -e "../${best##*/}/" "$OUT/tools" 2>/dev/null || true)
 	[ -z "$other" ] || drop_unshared "$src"
+	# The sibling's own kernel is not this folder's: linked again, even when no object
+	# changed (a BUILD_TARGETS build never links, and keeps none).
+	rm -f "$OUT/vmlinux" "$OUT/System.map" "$OUT/$KIMAGE"
 	# Ours, written after the copy: newer than the copied include/config/auto.conf, so the
 	# build starts with syncconfig.
 	cp "$keep/.config" "$OUT/.config"
 	cp "$keep/config.log" "$OUT/config.log"
 	rm -rf "$keep"
+	rm -f "$OUT/.seed-incomplete"
 }
 
+# A seed cut short (kernel.sh stopped between its copy and its end) holds objects of
+# another build that nothing would take out: the folder starts again empty.
+if [ -e "$OUT/.seed-incomplete" ]; then
+	info "$ARCH_IN $KERNEL $CONFIG: a start from another build was cut short, starting again"
+	find "$OUT" -mindepth 1 -maxdepth 1 ! -name .lock -exec rm -rf {} +
+fi
 # (olddefconfig writes include/config/auto.conf: asked before configuring.)
 never_configured=1
 [ ! -e "$OUT/include/config/auto.conf" ] || never_configured=0

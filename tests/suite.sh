@@ -129,6 +129,38 @@ t_debian_patches_offset_caught() {
 	echo "ok: an offset fails the quilt check"
 }
 
+# A series change keeps the patched tree's build folders (patch.sh), and make goes by
+# times: the file only a dropped patch changed (SafeSetID's, back to its archive content)
+# must come out newer than the objects, and a file both series change alike (Yama's) keep
+# its time. patch.sh runs on a copy of the repo's scripts and series, over the series'
+# files of the stock tree. The control is the archive time such a file has without that
+# step: older than the objects, so make would keep them.
+t_patch_series_change_times() {
+	local d y0
+	r=$(mktemp -d)
+	trap 'rm -rf "$r"' EXIT
+	"$S/source.sh" 6.1
+	mkdir -p "$r/root" "$r/build/src/linux-6.1"
+	cp -a "$ROOT/scripts" "$ROOT/patches" "$r/root/"
+	mapfile -t files < <(sed -n 's|^--- a/||p' "$ROOT"/patches/6.1/0*.patch | sort -u)
+	(cd "$B/src/linux-6.1" && tar -cf - .unpacked-from "${files[@]}") | tar -xf - -C "$r/build/src/linux-6.1"
+	BUILD=$r/build "$r/root/scripts/patch.sh"
+	d=$r/build/src/linux-6.1-patched
+	y0=$(stat -c %y "$d/security/yama/yama_lsm.c")
+	mkdir "$d/build-x86_64-selinux"
+	touch "$d/build-x86_64-selinux/object"
+	sed -i '/^0009-/d' "$r/root/patches/6.1/series"
+	BUILD=$r/build "$r/root/scripts/patch.sh"
+	[ -f "$d/build-x86_64-selinux/object" ] || { echo "not ok: the build folder was not kept"; return 1; }
+	cmp "$d/security/safesetid/lsm.c" "$B/src/linux-6.1/security/safesetid/lsm.c" ||
+		{ echo "not ok: SafeSetID's file is not back to stock"; return 1; }
+	[ "$d/security/safesetid/lsm.c" -nt "$d/build-x86_64-selinux/object" ] ||
+		{ echo "not ok: SafeSetID's file is older than the objects: make would keep them"; return 1; }
+	[ "$(stat -c %y "$d/security/yama/yama_lsm.c")" = "$y0" ] ||
+		{ echo "not ok: Yama's file, the same in both series, got a new time"; return 1; }
+	echo "ok: the file the dropped patch changed is newer than the objects, the unchanged one kept its time"
+}
+
 t_series_apply_failure_named() {
 	"$S/source.sh" 6.1
 	"$H/apply-fail.sh" "$B/src/linux-6.1"
@@ -427,6 +459,33 @@ t_kernel_build_starts_from_other_tree() {
 	! grep -q ' security/min_addr.o$' "$s/build.log" || { echo "not ok: min_addr.o compiled: nothing kept from the copy"; return 1; }
 	cmp "$s/security/min_addr.o" "$p/security/min_addr.o" || { echo "not ok: min_addr.o is not the patched build's copy"; return 1; }
 	echo "ok: started from the patched build; what the series changes is the legacy build's, the rest kept"
+}
+
+# A start from another build cut short (kernel.sh killed between its copy and its end)
+# leaves its mark, and the next run empties the folder and starts it again: a file that
+# no copy holds must be gone, and the folder started from the reject build. The control is
+# the same folder without the mark: configured again, the file stays.
+t_kernel_seed_cut_short_starts_again() {
+	local out
+	kbuild x86_64 6.1-patched selinux >/dev/null
+	s=$B/src/linux-6.1-patched/build-x86_64-selinux-accept-cutcheck
+	trap 'rm -rf "$s" "$B/kernel/6.1-patched-x86_64-selinux-accept-cutcheck"' EXIT
+	rm -rf "$s"
+	mkdir -p "$s/include/config"
+	touch "$s/include/config/auto.conf" "$s/left-over"
+	out=$(BUILD_SUFFIX=-cutcheck CONFIGURE_ONLY=1 "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
+	echo "$out"
+	[ -e "$s/left-over" ] || { echo "not ok: the control: without the mark the folder was emptied"; return 1; }
+	touch "$s/.seed-incomplete"
+	out=$(BUILD_SUFFIX=-cutcheck CONFIGURE_ONLY=1 "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
+	echo "$out"
+	echo "$out" | grep -q 'selinux-accept: a start from another build was cut short, starting again$' ||
+		{ echo "not ok: the mark was not seen"; return 1; }
+	[ ! -e "$s/left-over" ] || { echo "not ok: the folder was not emptied"; return 1; }
+	[ ! -e "$s/.seed-incomplete" ] || { echo "not ok: the mark is still there"; return 1; }
+	echo "$out" | grep -q 'starting from build-x86_64-selinux (2 .config lines differ)$' ||
+		{ echo "not ok: not started again from the reject build"; return 1; }
+	echo "ok: a cut-short start is emptied and made again; without the mark the folder is kept"
 }
 
 # A finished build is not made again while nothing it reads changed (kernel.sh): the call
