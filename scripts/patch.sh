@@ -33,11 +33,31 @@ mkdir "$DST.tmp"
 	tar -xpf - -C "$DST.tmp"
 "$ROOT/scripts/apply-series.sh" "$DIR" "$DST.tmp"
 echo "$sum" >"$DST.tmp/.patched-with"
-# Keep the kernel build folders (build-<arch>-<config>) of the old tree: only what the
-# series changed is rebuilt.
-for b in "$DST"/build-*; do
-	[ -d "$b" ] && mv "$b" "$DST.tmp/"
-done
+# Keep the kernel build folders (build-<arch>-<config>) of the old tree when it was
+# patched on the same sources: only what the series change reaches is rebuilt. make
+# goes by times, so the files the old or the new series changed (newer than the
+# unpacking in either tree) get them right: one the new series leaves as the old one
+# did keeps its old time; any other gets the current time, even one back at its archive
+# time, which is older than the objects built from the old series' content. (Built on
+# other sources, a new package version's, they go with the old tree.)
+if [ -d "$DST" ] && cmp -s "$DST/.unpacked-from" "$DST.tmp/.unpacked-from"; then
+	{
+		(cd "$DST" && find . -path './build-*' -prune -o -type f -newer .unpacked-from -print)
+		(cd "$DST.tmp" && find . -type f -newer .unpacked-from -print)
+	} | sort -u | while IFS= read -r f; do
+		if [ "$f" = ./.patched-with ] || [ ! -f "$DST.tmp/$f" ]; then
+			continue
+		fi
+		if [ -f "$DST/$f" ] && cmp -s "$DST/$f" "$DST.tmp/$f"; then
+			touch -r "$DST/$f" "$DST.tmp/$f"
+		else
+			touch "$DST.tmp/$f"
+		fi
+	done
+	for b in "$DST"/build-*; do
+		[ -d "$b" ] && mv "$b" "$DST.tmp/"
+	done
+fi
 rm -rf "$DST"
 mv "$DST.tmp" "$DST"
 info "linux-6.1-patched: series applied"

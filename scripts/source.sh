@@ -36,10 +36,9 @@ for v in "$@"; do
 	rm -rf "$tree.tmp"
 	mkdir -p "$tree.tmp"
 	tar -xaf "/usr/src/$pkg.tar.xz" -C "$tree.tmp" --strip-components=1
-	# Kernel build folders live inside the tree (see kernel.sh); carry them over.
-	for b in "$tree"/build-*; do
-		[ -d "$b" ] && mv "$b" "$tree.tmp/"
-	done
+	# The kernel build folders inside the old tree (see kernel.sh) go with it: make goes by
+	# times, and the new version's files keep their archive times, which may be older than
+	# objects built from the old sources. (ccache still has every file both versions share.)
 	echo "$pkg $ver" >"$tree.tmp/.unpacked-from"
 	rm -rf "$tree"
 	mv "$tree.tmp" "$tree"
