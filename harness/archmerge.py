@@ -206,7 +206,8 @@ def table(runs, rows):
     lines = [table_line(("arch", "compiler", "built", "result", "time", "note"))]
     lines += [table_line(r.fields) for r in rows]
     failed_arches = [r.arch for r in rows if r.kind == "arch" and r.counted == "failed"]
-    failed_defconfigs = any(r.kind == "defconfig" and r.counted == "failed" for r in rows)
+    failed_defconfigs = [f"{r.arch}:{r.fields[2].split()[0]}" for r in rows
+                         if r.kind == "defconfig" and r.counted == "failed"]
     cmd = "scripts/arch-check.sh"
     if first.arch_dir:
         cmd = f"HARNESS_ARCH_DIR={first.arch_dir} {cmd}"
@@ -217,7 +218,8 @@ def table(runs, rows):
         lines.append(f"rerun the failed builds: {cmd}{tree}{no_image} --no-defconfigs"
                      + "".join(f" {a}" for a in failed_arches))
     if failed_defconfigs:
-        lines.append(f"rerun the defconfig check: {cmd} --defconfigs-only{tree}")
+        lines.append(f"rerun the failed defconfigs: {cmd} --defconfigs-only{tree}"
+                     + "".join(f" --defconfig {d}" for d in failed_defconfigs))
     fails = sum(r.counted == "failed" for r in rows)
     broken = sum(r.counted == "broken" for r in rows)
     summary = f"{fails} failed" + (f", {broken} broken before the series (not counted)" if broken else "")

@@ -1,11 +1,12 @@
 #!/bin/bash
 # make arch-check: does every architecture still build with the series?
-#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--tree NAME] [--rows FILE]
-#                 [--table FILE] [--fresh] [ARCH...]
+#   arch-check.sh [--no-image] [--defconfigs-only | --no-defconfigs] [--defconfig KARCH:NAME]...
+#                 [--tree NAME] [--rows FILE] [--table FILE] [--fresh] [ARCH...]
 #     ARCH: default every arch of configs/arch/<arch>.yaml; --tree: the tree checked
 #     (default 6.1-patched; "6.1" is the negative control, whose defconfigs still turn
-#     runtime disable on); --defconfigs-only: only the olddefconfig/savedefconfig part;
-#     --no-defconfigs: without it (what the rerun line of failed builds uses); --rows: where
+#     runtime disable on); --defconfigs-only: only the defconfig/savedefconfig part;
+#     --no-defconfigs: without it (what the rerun line of failed builds uses); --defconfig:
+#     only these of the nine defconfigs (as the table names them, x86:i386_defconfig); --rows: where
 #     the rows go for python3 -m harness.archmerge (default results/arch-check/rows.tsv);
 #     --table: where the table goes (default results/arch-check/table.txt; the suite's
 #     negative controls write theirs elsewhere, so the slice's table is the one left);
@@ -18,13 +19,14 @@
 # image. The same build of the unpatched tree gives the baseline: a warning the patched
 # build has that the baseline has not counts as a failure (a patched build with no warning
 # needs no baseline). Then every defconfig that sets CONFIG_SECURITY_SELINUX_DISABLE goes
-# through olddefconfig and savedefconfig, and runtime disable must end up off. Prints a table. An arch whose cross compiler Debian does not ship is
+# through make <defconfig> and savedefconfig, and runtime disable must end up off. Prints a table. An arch whose cross compiler Debian does not ship is
 # listed as not built, with why; an LSM the arch cannot have (BPF LSM needs a BPF JIT) is
 # named in the note. An arch whose build fails the same way on the unpatched tree is
 # listed as BASE BROKEN with the first error, and not counted against the series.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 images=yes builds=yes check_defconfigs=yes fresh=no tree=6.1-patched rows_file=$ROOT/results/arch-check/rows.tsv
+only_defconfigs=()
 table_file=$ROOT/results/arch-check/table.txt
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -32,6 +34,10 @@ while [ $# -gt 0 ]; do
 	--defconfigs-only) builds=no ;;
 	--no-defconfigs) check_defconfigs=no ;;
 	--fresh) fresh=yes ;;
+	--defconfig)
+		[ -n "${2:-}" ] || die "--defconfig needs KARCH:NAME (x86:i386_defconfig)"
+		only_defconfigs+=("$2")
+		shift ;;
 	--tree)
 		[ $# -ge 2 ] || die "--tree needs a name (6.1-patched or 6.1)"
 		tree=$2
@@ -44,7 +50,7 @@ while [ $# -gt 0 ]; do
 		[ -n "${2:-}" ] || die "--table needs a file name"
 		table_file=$2
 		shift ;;
-	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, --rows FILE, --table FILE, --fresh)" ;;
+	--*) die "unknown option '$1' (--no-image, --defconfigs-only, --no-defconfigs, --defconfig KARCH:NAME, --tree NAME, --rows FILE, --table FILE, --fresh)" ;;
 	*) break ;;
 	esac
 	shift
@@ -52,6 +58,16 @@ done
 case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or 6.1)" ;; esac
 [ "$builds" = yes ] || [ $# -eq 0 ] || die "--defconfigs-only takes no arch"
 [ "$builds" = yes ] || [ "$check_defconfigs" = yes ] || die "--defconfigs-only and --no-defconfigs leave nothing to do"
+[ "$check_defconfigs" = yes ] || [ ${#only_defconfigs[@]} -eq 0 ] || die "--defconfig and --no-defconfigs leave nothing to do"
+# The defconfigs that set the removed symbol (the series leaves their stale line alone, as
+# stable rules ask).
+defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defconfig
+	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig
+	loongarch:loongson3_defconfig powerpc:ppc6xx_defconfig)
+for d in "${only_defconfigs[@]}"; do
+	[[ " ${defconfigs[*]} " == *" $d "* ]] || die "unknown defconfig '$d' (one of: ${defconfigs[*]})"
+done
+[ ${#only_defconfigs[@]} -eq 0 ] || defconfigs=("${only_defconfigs[@]}")
 # HARNESS_ARCH_DIR: another folder of arch data files (the tests use one with a faulty
 # compiler); harness/arch.py reads it instead of configs/arch.
 need_pkgs python3 python3-yaml
@@ -82,7 +98,7 @@ tsv_line() {
 	printf -v line '%s\t' "${esc[@]}"
 	printf '%s' "${line%$'\t'}"
 }
-fails=0 broken=0 failed_arches="" failed_defconfigs=no
+fails=0 broken=0 failed_arches="" failed_defconfigs=""
 # row KIND COUNTED ARCH COMPILER BUILT RESULT TIME NOTE: a finished row goes into the table
 # at the end and, as progress, out at once. KIND: arch or defconfig; COUNTED: failed, broken
 # (before the series) or -. The counts come from here only, so the rows file, which records
@@ -94,7 +110,7 @@ row() {
 	case $counted in
 	failed)
 		fails=$((fails + 1))
-		if [ "$kind" = arch ]; then failed_arches="$failed_arches $1"; else failed_defconfigs=yes; fi ;;
+		if [ "$kind" = arch ]; then failed_arches="$failed_arches $1"; else failed_defconfigs="$failed_defconfigs --defconfig $1:${3%% *}"; fi ;;
 	broken) broken=$((broken + 1)) ;;
 	esac
 	rows+=("$(printf '%-10s %-11s %-34s %-11s %5s  %s' "$@")")
@@ -213,9 +229,10 @@ for a in "${arches[@]}"; do
 	fi
 done
 
-# The defconfigs that set the removed symbol (the series leaves their stale line alone, as
-# stable rules ask): after olddefconfig + savedefconfig, neither runtime disable nor
-# writable hooks may be on, and savedefconfig must not write the symbol back.
+# Each defconfig that sets the removed symbol: after make <defconfig> and savedefconfig,
+# neither runtime disable nor writable hooks may be on, and savedefconfig must not write
+# the symbol back. (make <defconfig> resolves every symbol as olddefconfig would: an
+# olddefconfig after it leaves .config byte for byte as it is, checked on four of them.)
 # Each is one single-threaded kconfig run, all at once. kconfig's own program is compiled
 # in each folder: through ccache (HOSTCC), every folder after the first replays it.
 # A row's result is kept in its folder with the key of what the run reads: the tree (its
@@ -233,7 +250,7 @@ defconfig_check() {
 	fi
 	rm -f "$o/result" "$o/key" "$o/kept"
 	res=ok
-	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="$CCACHE_HOSTCC" "$c" olddefconfig savedefconfig >"$o/log" 2>&1; then
+	if ! make -C "$T" O="$o" ARCH="$k" HOSTCC="$CCACHE_HOSTCC" "$c" savedefconfig >"$o/log" 2>&1; then
 		res=FAILED
 	elif grep -qE '^CONFIG_SECURITY_(SELINUX_DISABLE|WRITABLE_HOOKS)=y' "$o/.config" ||
 		grep -q SECURITY_SELINUX_DISABLE "$o/defconfig"; then
@@ -242,12 +259,9 @@ defconfig_check() {
 	echo "$res|$((SECONDS - start))" >"$o/result"
 	[ "$res" = FAILED ] || echo "$2" >"$o/key"
 }
-defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defconfig
-	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig
-	loongarch:loongson3_defconfig powerpc:ppc6xx_defconfig)
 [ "$check_defconfigs" = yes ] || defconfigs=()
 [ ${#defconfigs[@]} -eq 0 ] ||
-	info "olddefconfig + savedefconfig of the ${#defconfigs[@]} defconfigs that set the removed symbol"
+	info "make <defconfig> + savedefconfig of the ${#defconfigs[@]} defconfigs that set the removed symbol"
 defconfig_inputs=""
 [ ${#defconfigs[@]} -eq 0 ] || defconfig_inputs=$({
 	cat "$T/.unpacked-from" "$T/.patched-with" 2>/dev/null || true
@@ -281,7 +295,7 @@ report() {
 	[ "$tree" = 6.1-patched ] || opts=" --tree $tree"
 	[ "$images" = yes ] || [ -z "$failed_arches" ] || opts="$opts --no-image"
 	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts --no-defconfigs$failed_arches"
-	[ "$failed_defconfigs" = no ] || echo "rerun the defconfig check: $cmd --defconfigs-only${opts%% --no-image}"
+	[ -z "$failed_defconfigs" ] || echo "rerun the failed defconfigs: $cmd --defconfigs-only${opts%% --no-image}$failed_defconfigs"
 	summary="$fails failed"
 	[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
 	echo "$summary, ${elapsed}s"

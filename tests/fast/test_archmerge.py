@@ -122,7 +122,7 @@ def run_script(rows, tree, images, builds, defconfigs, arch_dir, seconds, rows_f
     """What scripts/arch-check.sh prints for these rows (its stdout, bytes) and writes to
     rows_file: its own functions, with the settings and counters its main part sets."""
     lines = ["set -euo pipefail", "info() { :; }", script_functions(),
-             "rows=() tsv=() fails=0 broken=0 failed_arches='' failed_defconfigs=no total=$SECONDS",
+             "rows=() tsv=() fails=0 broken=0 failed_arches='' failed_defconfigs='' total=$SECONDS",
              f"tree={q(tree)} images={q(images)} builds={q(builds)} check_defconfigs={q(defconfigs)}",
              f"elapsed={seconds}",
              f"export HARNESS_ARCH_DIR={q(arch_dir)}" if arch_dir else "unset HARNESS_ARCH_DIR"]
@@ -255,7 +255,8 @@ def test_a_failure_is_exit_1_and_its_rerun_line(tmp_path):
     assert rc == 1
     lines = out.splitlines()
     assert lines[-4:] == ["rerun the failed builds: scripts/arch-check.sh --no-defconfigs riscv64 sparc",
-                          "rerun the defconfig check: scripts/arch-check.sh --defconfigs-only",
+                          "rerun the failed defconfigs: scripts/arch-check.sh --defconfigs-only"
+                          " --defconfig s390:debug_defconfig",
                           "3 failed, 1 broken before the series (not counted), 3346s",
                           str(tmp_path / "table")]
 
@@ -407,8 +408,12 @@ if __name__ == "__main__":
 @pytest.mark.parametrize("args, words", [
     (["--table"], "--table needs a file name"),
     (["--rows", ""], "--rows needs a file name"),
-    (["--bogus"], "unknown option '--bogus' (--no-image, --defconfigs-only, --no-defconfigs, --tree NAME, "
-                  "--rows FILE, --table FILE, --fresh)"),
+    (["--bogus"], "unknown option '--bogus' (--no-image, --defconfigs-only, --no-defconfigs, "
+                  "--defconfig KARCH:NAME, --tree NAME, --rows FILE, --table FILE, --fresh)"),
+    (["--defconfig"], "--defconfig needs KARCH:NAME (x86:i386_defconfig)"),
+    (["--defconfigs-only", "--defconfig", "x86:nope_defconfig"],
+     "unknown defconfig 'x86:nope_defconfig' (one of: x86:x86_64_defconfig x86:i386_defconfig"),
+    (["--no-defconfigs", "--defconfig", "x86:i386_defconfig"], "--defconfig and --no-defconfigs leave nothing to do"),
 ])
 def test_the_scripts_bad_options_are_one_line(args, words):
     r = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=30)
