@@ -15,6 +15,15 @@ kbuild() {
 	"$S/kernel.sh" "$@" | tail -1
 }
 
+# configured_copy BUILD NEW: a new build folder holding BUILD's configuration and no
+# object: kernel.sh finds it configured for the same config and tree, and skips the
+# configuring step (about 9 s of kconfig's compiler probes).
+configured_copy() {
+	mkdir -p "$2/include/config"
+	cp -p "$1/.config" "$1/.config-from" "$2/"
+	cp -p "$1/include/config/auto.conf" "$2/include/config/"
+}
+
 # The checks matching BESIDE run in order on a pytest worker of their own, beside the others
 # (tests/slow/test_suite.py): the two plain boots, the matrix's and make ci-local's. A boot
 # mostly keeps one core busy while the other checks are kconfig, make and git runs that
@@ -351,38 +360,6 @@ ALL_TABLES="$SEL_TABLES apparmor_hooks apparmor_blob_sizes smack_hooks smack_blo
 tomoyo_hooks tomoyo_blob_sizes landlock_hooks landlock_blob_sizes yama_hooks loadpin_hooks
 lockdown_hooks bpf_lsm_hooks bpf_lsm_blob_sizes safesetid_security_hooks"
 
-# A kernel build that fails says why in its last line, the compiler's first error and the
-# log's path (not a handful of grep hits). The host gcc behind a wrapper that lets the
-# configuring step's host tools (scripts/basic, scripts/kconfig) through and fails on the
-# first other C file, so the build stops at its first compile; its own build folder,
-# removed after.
-t_kernel_build_failure_one_line() {
-	d=$(mktemp -d)
-	out=$B/src/linux-6.1/build-x86_64-selinux-faultcheck
-	trap 'rm -rf "$d" "$out" "$B/kernel/6.1-x86_64-selinux-faultcheck"' EXIT
-	cat >"$d/gcc" <<-'EOF'
-		#!/bin/sh
-		for a in "$@"; do
-			case "$a" in
-			*scripts/basic/*.c | *scripts/kconfig/*.c) ;;
-			*.c) echo "${a#../}: error: injected" >&2; exit 1 ;;
-			esac
-		done
-		exec /usr/bin/gcc "$@"
-	EOF
-	chmod +x "$d/gcc"
-	rc=0
-	err=$(PATH="$d:$PATH" BUILD_SUFFIX=-faultcheck BUILD_TARGETS=prepare SEED=no \
-		"$S/kernel.sh" x86_64 6.1 selinux 2>&1 >/dev/null) || rc=$?
-	echo "$err"
-	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
-	echo "$err" | tail -1 |
-		grep -q 'build failed after [0-9]*s: [^ ]*\.c: error: injected (log: .*build.log)$' ||
-		{ echo "not ok: the last line does not give the error and the log"; return 1; }
-	[ "$(echo "$err" | grep -c error)" = 1 ] || { echo "not ok: more than one error line"; return 1; }
-	grep -q 'error: injected' "$out/build.log" || { echo "not ok: the log lacks the error"; return 1; }
-}
-
 t_sections_x86_64_patched_selinux() {
 	o=$(kbuild x86_64 6.1-patched selinux)
 	"$H/check-sections.sh" --expect ro --require "$SEL_TABLES" "$o/vmlinux" "$B/src/linux-6.1-patched"
@@ -398,6 +375,42 @@ t_sections_arm64_patched_selinux() {
 t_sections_x86_64_legacy_writable() {
 	o=$(kbuild x86_64 6.1 legacy)
 	"$H/check-sections.sh" --expect rw --require "$SEL_TABLES" "$o/vmlinux" "$B/src/linux-6.1"
+}
+
+# A kernel build that fails says why in its last line, the compiler's first error and the
+# log's path (not a handful of grep hits). The host gcc behind a wrapper that lets the
+# configuring step's host tools (scripts/basic, scripts/kconfig) through and fails on the
+# first other C file, so the build stops at its first compile; its own build folder,
+# removed after, starts with the legacy build's configuration (nothing to configure).
+t_kernel_build_failure_one_line() {
+	local l
+	l=$(kbuild x86_64 6.1 legacy)
+	d=$(mktemp -d)
+	out=$B/src/linux-6.1/build-x86_64-legacy-faultcheck
+	trap 'rm -rf "$d" "$out" "$B/kernel/6.1-x86_64-legacy-faultcheck"' EXIT
+	rm -rf "$out"
+	configured_copy "$l" "$out"
+	cat >"$d/gcc" <<-'EOF'
+		#!/bin/sh
+		for a in "$@"; do
+			case "$a" in
+			*scripts/basic/*.c | *scripts/kconfig/*.c) ;;
+			*.c) echo "${a#../}: error: injected" >&2; exit 1 ;;
+			esac
+		done
+		exec /usr/bin/gcc "$@"
+	EOF
+	chmod +x "$d/gcc"
+	rc=0
+	err=$(PATH="$d:$PATH" BUILD_SUFFIX=-faultcheck BUILD_TARGETS=prepare SEED=no \
+		"$S/kernel.sh" x86_64 6.1 legacy 2>&1 >/dev/null) || rc=$?
+	echo "$err"
+	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
+	echo "$err" | tail -1 |
+		grep -q 'build failed after [0-9]*s: [^ ]*\.c: error: injected (log: .*build.log)$' ||
+		{ echo "not ok: the last line does not give the error and the log"; return 1; }
+	[ "$(echo "$err" | grep -c error)" = 1 ] || { echo "not ok: more than one error line"; return 1; }
+	grep -q 'error: injected' "$out/build.log" || { echo "not ok: the log lacks the error"; return 1; }
 }
 
 # Every LSM at once: its tables live in security/, so only security/ is built and each
@@ -480,9 +493,7 @@ t_kernel_seed_cut_short_starts_again() {
 	s=$B/src/linux-6.1-patched/build-x86_64-selinux-accept-cutcheck
 	trap 'rm -rf "$s" "$B/kernel/6.1-patched-x86_64-selinux-accept-cutcheck"' EXIT
 	rm -rf "$s"
-	mkdir -p "$s/include/config"
-	cp -p "$a/.config" "$a/.config-from" "$s/"
-	cp -p "$a/include/config/auto.conf" "$s/include/config/"
+	configured_copy "$a" "$s"
 	touch "$s/left-over"
 	out=$(SEED=no BUILD_SUFFIX=-cutcheck CONFIGURE_ONLY=1 "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
 	echo "$out"
@@ -640,7 +651,7 @@ t_harness_timeout_reported() {
 	# The payload must have started before the timeout fired, or this tests the boot's
 	# timeout: the console shows systemd starting it. A boot slower than the timeout (a
 	# loaded machine) is no verdict; it is tried once more with a longer one.
-	for t in 40 120; do
+	for t in 30 120; do
 		# Only qemu-run.sh is timed, and the upper bound is not a speed target: the payload
 		# sleeps 1000 s, so a run that ends well before that was cut by the timeout, however
 		# loaded the machine is.
