@@ -25,13 +25,15 @@ configured_copy() {
 }
 
 # The checks matching BESIDE run in order on a pytest worker of their own, beside the others
-# (tests/slow/test_suite.py): the two plain boots, the matrix's and make ci-local's. A boot
-# mostly keeps one core busy while the other checks are kconfig, make and git runs that
-# often leave one idle. The harness checks' boots stay with the others, so that the two
-# workers take about as long in a warm run (docs/measurements.md). None of them needs a
-# check of the other group to have run: a kernel or image is built on demand, under its lock.
+# (tests/slow/test_suite.py): the two plain boots, the matrix's and make ci-local's, and the
+# lost-option check's two kconfig runs (first in that worker's order: they end before the
+# boots start, and the two workers then take about as long in a warm run). A boot mostly
+# keeps one core busy while the other checks are kconfig, make and git runs that often
+# leave one idle. The harness checks' boots stay with the others, for the same balance
+# (docs/measurements.md). None of them needs a check of the other group to have run: a
+# kernel or image is built on demand, under its lock.
 # shellcheck disable=SC2034 # read by tests/slow/test_suite.py
-BESIDE='^(boot_|matrix_|ci_local_)'
+BESIDE='^(boot_|matrix_|ci_local_|kernel_option_lost_)'
 
 # Started by tests/conftest.py in the background with the first check, niced, when a test
 # matching BACKGROUND_FOR is selected; it fills what the checks and the fast tier leave of
