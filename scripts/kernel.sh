@@ -226,8 +226,13 @@ seed_from_sibling() {
 	done < <(grep -rlZF --include="*.cmd" --include="*.d" -e "$src/" -e "../${best##*/}/" "$OUT/tools" 2>/dev/null || true)
 	[ -z "$other" ] || drop_unshared "$src"
 	# The sibling's own kernel is not this folder's: linked again, even when no object
-	# changed (a BUILD_TARGETS build never links, and keeps none).
-	rm -f "$OUT/vmlinux" "$OUT/System.map" "$OUT/$KIMAGE"
+	# changed (a BUILD_TARGETS build never links, and keeps none). Unless it is: the same
+	# sources (same tree, or another root's of the same stamps) and the same .config, as
+	# make ci-local's kernel job finds its checkout's build; make then finds it up to date
+	# (a link of vmlinux and its image costs about 30 s of CPU here).
+	if [ -n "$other" ] || [ "$best_n" -ne 0 ]; then
+		rm -f "$OUT/vmlinux" "$OUT/System.map" "$OUT/$KIMAGE"
+	fi
 	# Ours, written after the copy: newer than the copied include/config/auto.conf, so the
 	# build starts with syncconfig.
 	cp "$keep/.config" "$OUT/.config"
