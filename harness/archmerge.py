@@ -31,6 +31,7 @@ TREES = ("6.1-patched", "6.1")
 WIDTHS = (10, 11, 34, 11)
 TIME_WIDTH = 5
 NAME_RE = re.compile(r"[a-z0-9_]+")
+DEFCONFIG_BUILT_RE = re.compile(r"[a-z0-9_]+ savedefconfig")
 ESCAPES = {"\\": "\\", "t": "\t", "n": "\n"}
 # The bytes of a note as the script wrote them, a compiler's broken UTF-8 included (first_error
 # cuts its line at 100 bytes, which can split a character).
@@ -97,6 +98,9 @@ def check_row(kind, counted, fields, settings, where):
     # The run line says what the run did: rows of a part it skipped are not its.
     if settings[2 if kind == "arch" else 3] != "yes":
         raise RowsError(f"{where}: a {kind} row in a run that did not check them")
+    # The rerun line names a failed defconfig from its "built" field, as the script does.
+    if kind == "defconfig" and not DEFCONFIG_BUILT_RE.fullmatch(fields[2]):
+        raise RowsError(f"{where}: a defconfig row's built field {fields[2]!r} is not '<defconfig> savedefconfig'")
 
 
 def read_run(folder):

@@ -64,8 +64,12 @@ case $tree in 6.1-patched | 6.1) ;; *) die "unknown tree '$tree' (6.1-patched or
 defconfigs=(x86:x86_64_defconfig x86:i386_defconfig s390:defconfig s390:debug_defconfig
 	mips:bigsur_defconfig mips:loongson2k_defconfig mips:loongson3_defconfig
 	loongarch:loongson3_defconfig powerpc:ppc6xx_defconfig)
+declare -A known=() asked=()
+for d in "${defconfigs[@]}"; do known[$d]=1; done
 for d in "${only_defconfigs[@]}"; do
-	[[ " ${defconfigs[*]} " == *" $d "* ]] || die "unknown defconfig '$d' (one of: ${defconfigs[*]})"
+	[ -n "${known[$d]:-}" ] || die "unknown defconfig $(printf '%q' "$d") (one of: ${defconfigs[*]})"
+	[ -z "${asked[$d]:-}" ] || die "--defconfig $d given twice"
+	asked[$d]=1
 done
 [ ${#only_defconfigs[@]} -eq 0 ] || defconfigs=("${only_defconfigs[@]}")
 # HARNESS_ARCH_DIR: another folder of arch data files (the tests use one with a faulty

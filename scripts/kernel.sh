@@ -150,7 +150,7 @@ drop_unshared() {
 	rm -f "$pats" "$cmds"
 }
 seed_from_sibling() {
-	local sib src best="" best_n="" n keep f from rel_from other tree_from root trees=("$SRC") sibs=()
+	local sib src best="" best_n="" n keep f from rel_from other kept tree_from root trees=("$SRC") sibs=()
 	if [ "${SEED:-}" = no ] || [ "$never_configured" = 0 ]; then
 		return 0
 	fi
@@ -197,7 +197,9 @@ seed_from_sibling() {
 	src=${best%/*}
 	other=""
 	same_stamp "$src/.patched-with" "$SRC/.patched-with" || other=" of ${src##*/}"
-	info "$ARCH_IN $KERNEL $CONFIG: starting from ${best##*/}$other ($best_n .config lines differ)"
+	kept=""
+	[ -n "$other" ] || [ "$best_n" -ne 0 ] || kept="; its kernel kept"
+	info "$ARCH_IN $KERNEL $CONFIG: starting from ${best##*/}$other ($best_n .config lines differ$kept)"
 	keep=$(mktemp -d)
 	cp -a "$OUT/.config" "$OUT/config.log" "$keep/"
 	# Until the copy is whole and what it must lose is gone (below), the folder is neither
@@ -230,9 +232,7 @@ seed_from_sibling() {
 	# sources (same tree, or another root's of the same stamps) and the same .config, as
 	# make ci-local's kernel job finds its checkout's build; make then finds it up to date
 	# (a link of vmlinux and its image costs about 30 s of CPU here).
-	if [ -n "$other" ] || [ "$best_n" -ne 0 ]; then
-		rm -f "$OUT/vmlinux" "$OUT/System.map" "$OUT/$KIMAGE"
-	fi
+	[ -n "$kept" ] || rm -f "$OUT/vmlinux" "$OUT/System.map" "$OUT/$KIMAGE"
 	# Ours, written after the copy: newer than the copied include/config/auto.conf, so the
 	# build starts with syncconfig.
 	cp "$keep/.config" "$OUT/.config"

@@ -412,10 +412,23 @@ if __name__ == "__main__":
                   "--defconfig KARCH:NAME, --tree NAME, --rows FILE, --table FILE, --fresh)"),
     (["--defconfig"], "--defconfig needs KARCH:NAME (x86:i386_defconfig)"),
     (["--defconfigs-only", "--defconfig", "x86:nope_defconfig"],
-     "unknown defconfig 'x86:nope_defconfig' (one of: x86:x86_64_defconfig x86:i386_defconfig"),
+     "unknown defconfig x86:nope_defconfig (one of: x86:x86_64_defconfig x86:i386_defconfig"),
+    (["--defconfigs-only", "--defconfig", "x86:x86_64_defconfig x86:i386_defconfig"],
+     "unknown defconfig x86:x86_64_defconfig\\ x86:i386_defconfig (one of:"),
+    (["--defconfigs-only", "--defconfig", "x86:i386_defconfig", "--defconfig", "x86:i386_defconfig"],
+     "--defconfig x86:i386_defconfig given twice"),
     (["--no-defconfigs", "--defconfig", "x86:i386_defconfig"], "--defconfig and --no-defconfigs leave nothing to do"),
 ])
 def test_the_scripts_bad_options_are_one_line(args, words):
     r = subprocess.run([SCRIPT, *args], capture_output=True, text=True, timeout=30)
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and words in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("built", ["", "x86_64_defconfig", "../x savedefconfig", "a b savedefconfig"])
+def test_a_defconfig_row_names_its_defconfig(fleet, tmp_path, built):
+    """The rerun line is made of the row's defconfig name: a row that has none is refused."""
+    defconfigs = fleet[-1]
+    assert defconfigs.endswith("arch-check-defconfigs")
+    edit_rows(defconfigs, lambda t: t.replace("\tx86_64_defconfig savedefconfig\t", f"\t{built}\t", 1))
+    refused(*merge(*fleet, "-o", tmp_path / "table"), tmp_path, "a defconfig row's built field")
