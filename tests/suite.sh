@@ -781,8 +781,7 @@ t_ci_local_matches_matrix() {
 	merged=$ROOT/${made##*$'\n'} # its last line
 	[ -f "$merged/summary.txt" ] || { echo "not ok: no merged run folder at $merged"; return 1; }
 	# The kernel job started from this checkout's legacy build (KERNEL_SEED_FROM), which an
-	# earlier check built: the same sources and .config.
-	# The same sources and .config: the build's kernel is kept (make links nothing again).
+	# earlier check built: the same sources and .config, so its kernel is kept (no link).
 	grep -q 'x86_64 6.1 legacy: starting from build-x86_64-legacy (0 .config lines differ; its kernel kept)$' \
 		"$ROOT/build/ci-local/gitlab-ci-local.log" || { echo "not ok: the kernel job did not start from this checkout's build"; return 1; }
 	rc=0
