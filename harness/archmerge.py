@@ -13,8 +13,9 @@ script), else 0.
 
 Refused with one line and exit 2, before anything is written: a DIR that is missing or has no
 rows.tsv (its job stopped before its table), a rows file that is not the script's, an arch or
-a defconfig in two runs, defconfig rows from two runs, runs of different trees, of different
-arch folders (HARNESS_ARCH_DIR), or with and without the full images.
+a defconfig in two runs, defconfig rows from two runs, defconfig rows that are not the ones
+their run line names, runs of different trees, of different arch folders (HARNESS_ARCH_DIR),
+or with and without the full images.
 """
 import os
 import re
@@ -32,6 +33,8 @@ WIDTHS = (10, 11, 34, 11)
 TIME_WIDTH = 5
 NAME_RE = re.compile(r"[a-z0-9_]+")
 DEFCONFIG_BUILT_RE = re.compile(r"[a-z0-9_]+ savedefconfig")
+# The run line's DEFCONFIGS: yes (the nine), no, or the --defconfig names joined by commas.
+DEFCONFIG_LIST_RE = re.compile(r"[a-z0-9]+:[a-z0-9_]+(,[a-z0-9]+:[a-z0-9_]+)*")
 ESCAPES = {"\\": "\\", "t": "\t", "n": "\n"}
 # The bytes of a note as the script wrote them, a compiler's broken UTF-8 included (first_error
 # cuts its line at 100 bytes, which can split a character).
@@ -60,6 +63,11 @@ class Run:
         self.seconds = int(seconds)
         self.rows = rows
 
+    @property
+    def asked(self):
+        """The --defconfig names the run was given, or [] (all nine, or none)."""
+        return [] if self.defconfigs in ("yes", "no") else self.defconfigs.split(",")
+
 
 def unescape(field, where):
     """scripts/arch-check.sh's tsv_line backwards: \\\\, \\t and \\n; any other backslash is
@@ -82,9 +90,11 @@ def check_settings(s, where):
     tree, images, builds, defconfigs, _, seconds = s
     if tree not in TREES:
         raise RowsError(f"{where}: unknown tree {tree!r} ({' or '.join(TREES)})")
-    for what, v in (("images", images), ("builds", builds), ("defconfigs", defconfigs)):
+    for what, v in (("images", images), ("builds", builds)):
         if v not in ("yes", "no"):
             raise RowsError(f"{where}: {what} is {v!r}, not yes or no")
+    if defconfigs not in ("yes", "no") and not DEFCONFIG_LIST_RE.fullmatch(defconfigs):
+        raise RowsError(f"{where}: defconfigs is {defconfigs!r}, not yes, no or KARCH:NAME,...")
     if not re.fullmatch(r"[0-9]{1,9}", seconds):
         raise RowsError(f"{where}: seconds {seconds!r} is not a whole number")
 
@@ -96,7 +106,7 @@ def check_row(kind, counted, fields, settings, where):
     if not NAME_RE.fullmatch(fields[0]):
         raise RowsError(f"{where}: arch {fields[0]!r} is not a plain name")
     # The run line says what the run did: rows of a part it skipped are not its.
-    if settings[2 if kind == "arch" else 3] != "yes":
+    if settings[2 if kind == "arch" else 3] == "no":
         raise RowsError(f"{where}: a {kind} row in a run that did not check them")
     # The rerun line names a failed defconfig from its "built" field, as the script does.
     if kind == "defconfig" and not DEFCONFIG_BUILT_RE.fullmatch(fields[2]):
@@ -137,7 +147,13 @@ def read_run(folder):
             raise RowsError(f"{where}: a line that is not a row (arch or defconfig)")
     if settings is None or not rows:
         raise RowsError(f"{path}: {'no run line' if settings is None else 'no rows'}")
-    return Run(folder, settings, rows)
+    run = Run(folder, settings, rows)
+    # A run given --defconfig checked those, in that order: rows that differ are not its.
+    got = [f"{r.arch}:{r.fields[2].split()[0]}" for r in rows if r.kind == "defconfig"]
+    if run.asked and got != run.asked:
+        raise RowsError(f"{path}: the defconfig rows ({' '.join(got) or 'none'}) are not the ones "
+                        f"its run line names ({' '.join(run.asked)})")
+    return run
 
 
 def same(runs, value, label):
@@ -158,7 +174,7 @@ def combine(runs):
     # --no-image changes only what a build run built and its rerun line.
     same([r for r in runs if r.builds == "yes"], lambda r: r.images,
          "image settings (with and without --no-image)")
-    checked = [r for r in runs if r.defconfigs == "yes"]
+    checked = [r for r in runs if r.defconfigs != "no"]
     if len(checked) > 1:
         raise RowsError(f"the defconfig rows are in both {checked[0].folder} and {checked[1].folder}")
     seen = {}
@@ -224,6 +240,9 @@ def table(runs, rows):
     if failed_defconfigs:
         lines.append(f"rerun the failed defconfigs: {cmd} --defconfigs-only{tree}"
                      + "".join(f" --defconfig {d}" for d in failed_defconfigs))
+    asked = [d for r in runs for d in r.asked]
+    if asked:
+        lines.append(f"only the defconfigs asked for: {' '.join(asked)}")
     fails = sum(r.counted == "failed" for r in rows)
     broken = sum(r.counted == "broken" for r in rows)
     summary = f"{fails} failed" + (f", {broken} broken before the series (not counted)" if broken else "")

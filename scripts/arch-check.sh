@@ -300,6 +300,8 @@ report() {
 	[ "$images" = yes ] || [ -z "$failed_arches" ] || opts="$opts --no-image"
 	[ -z "$failed_arches" ] || echo "rerun the failed builds: $cmd$opts --no-defconfigs$failed_arches"
 	[ -z "$failed_defconfigs" ] || echo "rerun the failed defconfigs: $cmd --defconfigs-only${opts%% --no-image}$failed_defconfigs"
+	# a table of fewer than the nine defconfig rows says it was asked for
+	[ ${#only_defconfigs[@]} -eq 0 ] || echo "only the defconfigs asked for: ${only_defconfigs[*]}"
 	summary="$fails failed"
 	[ "$broken" -eq 0 ] || summary="$summary, $broken broken before the series (not counted)"
 	echo "$summary, ${elapsed}s"
@@ -310,7 +312,10 @@ rows_tsv() {
 	printf '%s\n' '# scripts/arch-check.sh rows (docs/arch-check.md), tab-separated, \\ \t \n escaped:' \
 		'# run TREE IMAGES BUILDS DEFCONFIGS HARNESS_ARCH_DIR SECONDS' \
 		'# arch|defconfig failed|broken|- ARCH COMPILER BUILT RESULT TIME NOTE'
-	tsv_line run "$tree" "$images" "$builds" "$check_defconfigs" "${HARNESS_ARCH_DIR:-}" "$elapsed"
+	# DEFCONFIGS: yes (the nine), no, or the --defconfig names, comma-separated
+	local which=$check_defconfigs
+	[ ${#only_defconfigs[@]} -eq 0 ] || which=$(IFS=,; echo "${only_defconfigs[*]}")
+	tsv_line run "$tree" "$images" "$builds" "$which" "${HARNESS_ARCH_DIR:-}" "$elapsed"
 	echo
 	[ ${#tsv[@]} -eq 0 ] || printf '%s\n' "${tsv[@]}"
 }

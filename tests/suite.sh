@@ -353,6 +353,11 @@ t_arch_check_defconfigs_unpatched_runtime_disable_on() {
 	[ "$(echo "$out" | grep -c ' savedefconfig ')" = 3 ] || { echo "not ok: not three defconfig rows"; return 1; }
 	echo "$out" | grep -qx "rerun the failed defconfigs: scripts/arch-check.sh --defconfigs-only --tree 6.1 $three" ||
 		{ echo "not ok: the rerun line"; return 1; }
+	# a table of three rows says so, and so does its rows file's run line
+	echo "$out" | grep -qx "only the defconfigs asked for: ${three//--defconfig /}" ||
+		{ echo "not ok: no line saying only three were asked for"; return 1; }
+	grep -qP '^run\t6\.1\tyes\tno\tx86:x86_64_defconfig,s390:debug_defconfig,powerpc:ppc6xx_defconfig\t' "$d/rows.tsv" ||
+		{ echo "not ok: the rows file's run line does not name the three"; return 1; }
 	[ "$(grep -c 'RUNTIME DISABLE ON' "$d/table.txt")" = 3 ] || { echo "not ok: the table"; return 1; }
 	[ "$(cat "$slice" 2>/dev/null)" = "$before" ] || { echo "not ok: the control wrote over $slice"; return 1; }
 	echo "ok: the three defconfigs turn runtime disable on in the unpatched tree"

@@ -87,11 +87,12 @@ def defconfig_row(k, c, seconds, result="ok", tree="6.1-patched"):
 class Job:
     """One arch-check.sh run: its settings and rows."""
 
-    def __init__(self, name, rows, seconds, tree="6.1-patched", images="yes", arch_dir=""):
+    def __init__(self, name, rows, seconds, tree="6.1-patched", images="yes", arch_dir="", asked=()):
         self.name, self.rows, self.seconds = name, list(rows), seconds
         self.tree, self.images, self.arch_dir = tree, images, arch_dir
         self.builds = "no" if name == "defconfigs" else "yes"
         self.defconfigs = "yes" if name == "defconfigs" else "no"
+        self.asked = list(asked)  # the --defconfig names the job was given
 
 
 def fleet_jobs(**settings):
@@ -118,12 +119,14 @@ def q(text):
     return shlex.quote(str(text))
 
 
-def run_script(rows, tree, images, builds, defconfigs, arch_dir, seconds, rows_file):
+def run_script(rows, tree, images, builds, defconfigs, arch_dir, seconds, rows_file, asked=()):
     """What scripts/arch-check.sh prints for these rows (its stdout, bytes) and writes to
-    rows_file: its own functions, with the settings and counters its main part sets."""
+    rows_file: its own functions, with the settings and counters its main part sets (asked:
+    its --defconfig names)."""
     lines = ["set -euo pipefail", "info() { :; }", script_functions(),
              "rows=() tsv=() fails=0 broken=0 failed_arches='' failed_defconfigs='' total=$SECONDS",
              f"tree={q(tree)} images={q(images)} builds={q(builds)} check_defconfigs={q(defconfigs)}",
+             f"only_defconfigs=({' '.join(q(d) for d in asked)})",
              f"elapsed={seconds}",
              f"export HARNESS_ARCH_DIR={q(arch_dir)}" if arch_dir else "unset HARNESS_ARCH_DIR"]
     lines += ["row " + " ".join(q(f) for f in r) for r in rows]
@@ -138,7 +141,7 @@ def write_job(job, dest):
     folder = os.path.join(dest, f"arch-check-{job.name}")
     os.makedirs(folder)
     run_script(job.rows, job.tree, job.images, job.builds, job.defconfigs, job.arch_dir, job.seconds,
-               os.path.join(folder, "rows.tsv"))
+               os.path.join(folder, "rows.tsv"), job.asked)
     return folder
 
 
@@ -150,7 +153,7 @@ def one_run(jobs, tmp):
     rows = [r for job in jobs for r in job.rows if r[0] == "arch"] + \
         [r for job in jobs for r in job.rows if r[0] == "defconfig"]
     return run_script(rows, j.tree, j.images, "yes", "yes", j.arch_dir, sum(x.seconds for x in jobs),
-                      os.path.join(tmp, "one-run-rows.tsv"))
+                      os.path.join(tmp, "one-run-rows.tsv"), [d for x in jobs for d in x.asked])
 
 
 def merge(*args):
@@ -222,6 +225,14 @@ def odd_fields(jobs):
     return jobs
 
 
+def asked(jobs, names=("x86:x86_64_defconfig", "s390:debug_defconfig", "powerpc:ppc6xx_defconfig")):
+    """The defconfig job given --defconfig for three of the nine, one of them failed."""
+    rows = {f"{k}:{c}": defconfig_row(k, c, s) for k, c, s in DEFCONFIGS}
+    rows["s390:debug_defconfig"] = defconfig_row("s390", "debug_defconfig", 22, "RUNTIME DISABLE ON")
+    jobs[-1] = Job("defconfigs", [rows[n] for n in names], 40, asked=names)
+    return jobs
+
+
 CASES = {
     "failures": lambda: failing(fleet_jobs()),
     "tree-6.1": lambda: failing(fleet_jobs(tree="6.1")),
@@ -233,6 +244,8 @@ CASES = {
     "arch-dir": lambda: failing(fleet_jobs(arch_dir="/tmp/fault arches")),
     "odd-fields": lambda: odd_fields(fleet_jobs()),
     "defconfigs-only": lambda: fleet_jobs()[-1:],
+    "defconfigs-asked": lambda: asked(fleet_jobs()),
+    "defconfigs-asked-only": lambda: asked(fleet_jobs())[-1:],
     "builds-only-with-failure": lambda: failing(fleet_jobs())[:-1],
 }
 
@@ -247,6 +260,8 @@ def test_the_merge_prints_what_one_run_prints(tmp_path, case):
     fails = sum(r[1] == "failed" for j in jobs for r in j.rows)
     assert rc == (1 if fails else 0), err
     assert want.decode(**ENC).splitlines()[-1].startswith(f"{fails} failed")
+    names = [d for j in jobs for d in j.asked]
+    assert (f"only the defconfigs asked for: {' '.join(names)}" in want.decode(**ENC).splitlines()) == bool(names)
 
 
 def test_a_failure_is_exit_1_and_its_rerun_line(tmp_path):
@@ -338,10 +353,12 @@ ROW = "arch\t-\triscv64\tgcc 12.2.0\tsecurity/ bpf Image\tok\t38s\tno warnings"
     (replace_line(5, ROW.replace("\t-\t", "\tlost\t", 1)), "counted is 'lost', not failed, broken or -"),
     (replace_line(5, ROW.replace("riscv64", "../x")), "arch '../x' is not a plain name"),
     (replace_line(5, ROW.replace("arch", "defconfig", 1)), "a defconfig row in a run that did not check them"),
+    (replace_line(4, RUN.replace("\tno\t", "\tx86 x86_64_defconfig\t")), "defconfigs is 'x86 x86_64_defconfig', not"),
     (lambda t: "", "does not end with a newline"),
     (lambda t: "\n", ":1: expected the run line"),
 ], ids=["cut-short", "extra-field", "run-short", "unknown-escape", "trailing-backslash", "row-first",
         "blank-line", "no-rows", "tree", "images", "seconds", "counted", "arch-name", "defconfig-in-build-job",
+        "defconfigs-field",
         "empty", "blank"])
 def test_a_malformed_rows_file_is_refused(fleet, tmp_path, change, words):
     riscv = fleet[10]
@@ -432,3 +449,16 @@ def test_a_defconfig_row_names_its_defconfig(fleet, tmp_path, built):
     assert defconfigs.endswith("arch-check-defconfigs")
     edit_rows(defconfigs, lambda t: t.replace("\tx86_64_defconfig savedefconfig\t", f"\t{built}\t", 1))
     refused(*merge(*fleet, "-o", tmp_path / "table"), tmp_path, "a defconfig row's built field")
+
+
+@pytest.mark.parametrize("run, words", [
+    ("x86:i386_defconfig,s390:debug_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
+    ("x86:x86_64_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
+    ("s390:debug_defconfig,x86:x86_64_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
+], ids=["other-name", "one-more-row", "other-order"])
+def test_defconfig_rows_not_asked_for_are_refused(tmp_path, run, words):
+    """A run given --defconfig checked those names, in that order, and no other."""
+    jobs = asked(fleet_jobs())
+    folders = [write_job(j, tmp_path / "jobs") for j in jobs]
+    edit_rows(folders[-1], lambda t: t.replace(",".join(jobs[-1].asked), run, 1))
+    refused(*merge(*folders, "-o", tmp_path / "table"), tmp_path, words)
