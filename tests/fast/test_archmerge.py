@@ -451,14 +451,14 @@ def test_a_defconfig_row_names_its_defconfig(fleet, tmp_path, built):
     refused(*merge(*fleet, "-o", tmp_path / "table"), tmp_path, "a defconfig row's built field")
 
 
-@pytest.mark.parametrize("run, words", [
-    ("x86:i386_defconfig,s390:debug_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
-    ("x86:x86_64_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
-    ("s390:debug_defconfig,x86:x86_64_defconfig,powerpc:ppc6xx_defconfig", "are not the ones its run line names"),
-], ids=["other-name", "one-more-row", "other-order"])
-def test_defconfig_rows_not_asked_for_are_refused(tmp_path, run, words):
+@pytest.mark.parametrize("run", [
+    "x86:i386_defconfig,s390:debug_defconfig,powerpc:ppc6xx_defconfig",
+    "x86:x86_64_defconfig,powerpc:ppc6xx_defconfig",
+    "s390:debug_defconfig,x86:x86_64_defconfig,powerpc:ppc6xx_defconfig",
+], ids=["other-name", "a-row-not-named", "other-order"])
+def test_defconfig_rows_not_asked_for_are_refused(tmp_path, run):
     """A run given --defconfig checked those names, in that order, and no other."""
     jobs = asked(fleet_jobs())
     folders = [write_job(j, tmp_path / "jobs") for j in jobs]
     edit_rows(folders[-1], lambda t: t.replace(",".join(jobs[-1].asked), run, 1))
-    refused(*merge(*folders, "-o", tmp_path / "table"), tmp_path, words)
+    refused(*merge(*folders, "-o", tmp_path / "table"), tmp_path, "are not the ones its run line names")
