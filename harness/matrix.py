@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -86,15 +87,28 @@ def arch_facts(arch):
     return facts
 
 
-def last_line(cmd, logfile):
-    """Run a build step, its output to logfile; return its last stdout line or raise."""
-    with open(logfile, "a") as lf:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=lf, text=True)
+def last_line(cmd, logfile, progress=None):
+    """Run a build step, its output to logfile; return its last stdout line or raise. The
+    step's own lines of progress ("[kernel.sh] arm 6.1 selinux: 60s, CC ..."; a kernel
+    build says where it is each minute) also go to progress, so that a cold build of many
+    minutes is not a silent console."""
+    with open(logfile, "a") as lf, tempfile.TemporaryFile("w+") as out:
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+        for line in p.stderr:
+            lf.write(line)
+            lf.flush()
+            if progress and line.startswith("["):
+                progress(line.rstrip("\n"))
+        p.wait()
+        out.seek(0)
+        stdout = out.read()
     if p.returncode != 0:
         with open(logfile) as lf:
             errs = [l.strip() for l in lf if "error" in l.lower()]
         raise RuntimeError(errs[-1] if errs else f"{' '.join(cmd)} failed (exit {p.returncode})")
-    return p.stdout.strip().splitlines()[-1]
+    if not stdout.strip():
+        raise RuntimeError(f"{' '.join(cmd)} printed no path")
+    return stdout.strip().splitlines()[-1]
 
 
 def compiler_of(outdir):
@@ -118,8 +132,10 @@ class Prep:
     the run's timeline and the kernel builds (builds) for the results' consumers.
     """
 
-    def __init__(self, logfile, prebuilt=False):
+    def __init__(self, logfile, prebuilt=False, progress=None):
         self.logfile = logfile
+        # called with each progress line of a build step (last_line)
+        self.progress = progress
         # prebuilt: the kernels are already in build/kernel/ (a CI job received them from
         # the build job); use them as they are, build none.
         self.prebuilt = prebuilt
@@ -138,7 +154,7 @@ class Prep:
                 with self.build_lock:
                     start = time.time()
                     try:
-                        self.done[key] = ("ok", last_line(cmd, self.logfile))
+                        self.done[key] = ("ok", last_line(cmd, self.logfile, self.progress))
                     except RuntimeError as e:
                         self.done[key] = ("error", str(e))
                     self.jobs.append({"name": " ".join(key), "kind": key[0], "start": round(start, 3),
@@ -672,8 +688,10 @@ def main():
     run = args.run or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     rundir = os.path.join(args.results, run)
     os.makedirs(rundir, exist_ok=True)
-    prep = Prep(os.path.join(rundir, "build.log"), prebuilt=args.prebuilt)
     start = time.time()
+    # A build step's progress, between the cells' lines: "[12m03s] [kernel.sh] arm 6.1 ..."
+    prep = Prep(os.path.join(rundir, "build.log"), prebuilt=args.prebuilt,
+                progress=lambda line: Progress.update(f"[{fmt_time(time.time() - start)}] {line}"))
     log(f"matrix: {len(cells)} cells, results in {os.path.relpath(rundir, ROOT)}")
     log(f"matrix: {args.jobs} guest(s) at a time")
 

@@ -205,3 +205,37 @@ def test_progress_is_plain_lines_elsewhere():
     p = subprocess.run(["/usr/bin/python3", "-c", PROGRESS], cwd=ROOT, capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=ROOT))
     assert p.stderr == "cell 1 booting\ncell 2 booting\ncell 2 UNEXPECTED\n"
+
+
+def test_a_build_steps_progress_reaches_the_console_as_it_comes(tmp_path):
+    # A cold build takes many minutes: its "[script] ..." lines are passed on while it
+    # runs (the step waits until the first has been seen), every line goes to the run's
+    # build log, and the step's result is its last line on stdout.
+    flag = tmp_path / "seen"
+    step = ("echo '[kernel.sh] arm 6.1 selinux: building' >&2; echo 'make: a line of its own' >&2; "
+            f"for _ in $(seq 100); do [ -e '{flag}' ] && break; sleep 0.1; done; [ -e '{flag}' ] || exit 3; "
+            "echo '[kernel.sh] arm 6.1 selinux: built in 9s' >&2; echo /not/this; echo /the/kernel")
+    seen = []
+
+    def progress(line):
+        seen.append(line)
+        flag.touch()
+    prep = matrix.Prep(str(tmp_path / "build.log"), progress=progress)
+    assert prep.get(("kernel", "arm", "6.1", "selinux"), ["bash", "-c", step]) == "/the/kernel"
+    assert seen == ["[kernel.sh] arm 6.1 selinux: building", "[kernel.sh] arm 6.1 selinux: built in 9s"]
+    assert (tmp_path / "build.log").read_text().splitlines() == [
+        "[kernel.sh] arm 6.1 selinux: building", "make: a line of its own",
+        "[kernel.sh] arm 6.1 selinux: built in 9s"]
+
+
+def test_a_build_step_that_fails_or_prints_no_path_is_an_error(tmp_path):
+    prep = matrix.Prep(str(tmp_path / "build.log"), progress=lambda line: None)
+    fail = "echo '[kernel.sh] building' >&2; echo 'kernel.sh: error: no space left' >&2; exit 1"
+    for key, step, why in ((("kernel", "a"), fail, "kernel.sh: error: no space left"),
+                           (("rootfs", "a"), "echo '[build.sh] done' >&2", "printed no path")):
+        try:
+            prep.get(key, ["bash", "-c", step])
+        except RuntimeError as e:
+            assert why in str(e)
+        else:
+            raise AssertionError(f"{key}: no error")
