@@ -216,8 +216,9 @@ info "$A: debootstrap $SUITE (${mirror:-debootstrap default mirror}), log: $work
 foreign=()
 [ "$stage2" != guest ] || foreign=(--foreign)
 # shellcheck disable=SC2086
-if ! debootstrap "${foreign[@]}" --variant=minbase --arch="$DEB_ARCH" --include="$pkgs" \
-	"$SUITE" "$dir" $mirror >"$work/debootstrap.log" 2>&1; then
+debootstrap "${foreign[@]}" --variant=minbase --arch="$DEB_ARCH" --include="$pkgs" \
+	"$SUITE" "$dir" $mirror >"$work/debootstrap.log" 2>&1 &
+if ! wait_showing $! "$A: debootstrap" "$work/debootstrap.log" '^I: '; then
 	tail -5 "$work/debootstrap.log" >&2
 	cp "$work/debootstrap.log" "$CACHE/rootfs/debootstrap-$A-failed.log"
 	die "debootstrap failed for $A, see $CACHE/rootfs/debootstrap-$A-failed.log"
@@ -243,7 +244,9 @@ else
 		-kernel "$kdir/$KIMAGE" -no-reboot -display none -nodefaults -monitor none \
 		-append "console=$CONSOLE root=/dev/vda rw panic=-1 selinux=0 init=/stage2-init" \
 		-drive "file=$work/img,if=none,id=root,format=raw" -device "virtio-blk-$VIRTIO,drive=root" \
-		-serial "file:$work/stage2.log" $QEMU_EXTRA </dev/null >"$work/qemu.out" 2>&1 || true
+		-serial "file:$work/stage2.log" $QEMU_EXTRA </dev/null >"$work/qemu.out" 2>&1 &
+	# its verdict is the console's "stage2: exit N", not QEMU's status
+	wait_showing $! "$A: second stage" "$work/stage2.log" '^I: ' || true
 	if ! grep -q "stage2: exit 0" "$work/stage2.log"; then
 		cp "$work/stage2.log" "$CACHE/rootfs/stage2-$A-failed.log"
 		die "the second stage in the guest failed for $A ($(grep -a -o 'stage2: exit [0-9]*' "$work/stage2.log" || echo "no verdict: $(tail -c 300 "$work/qemu.out" | tr '\n' ' ')")), see $CACHE/rootfs/stage2-$A-failed.log"

@@ -351,14 +351,8 @@ echo "$built_key" >"$OUT/.built-with.new"
 info "$ARCH_IN $KERNEL $CONFIG: building (log: $LINK/build.log)"
 start=$SECONDS
 make "${MAKE_ARGS[@]}" "${targets[@]}" >"$OUT/build.log" 2>&1 &
-pid=$!
 # Progress every minute: elapsed time and the last object built.
-while kill -0 "$pid" 2>/dev/null; do
-	for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null && sleep 1; done
-	kill -0 "$pid" 2>/dev/null &&
-		info "$ARCH_IN $KERNEL $CONFIG: $((SECONDS - start))s, $(grep -E '^ +[A-Z]+' "$OUT/build.log" | tail -1 | sed 's/^ *//')"
-done
-if ! wait "$pid"; then
+if ! wait_showing $! "$ARCH_IN $KERNEL $CONFIG" "$OUT/build.log" '^ +[A-Z]+'; then
 	die "$ARCH_IN $KERNEL $CONFIG: build failed after $((SECONDS - start))s: $(first_error "$OUT/build.log") (log: $OUT/build.log)"
 fi
 [ -n "${BUILD_TARGETS:-}" ] || [ -f "$OUT/$KIMAGE" ] || die "no $KIMAGE in $OUT"

@@ -20,6 +20,23 @@ info() {
 	echo "[$PROG] $*" >&2
 }
 
+# wait_showing PID WHAT LOG [ERE]: wait for the background job PID, saying every minute
+# (PROGRESS_EVERY seconds) how long it has run and the last line of LOG that matches ERE,
+# so that a step of many minutes (a kernel build, debootstrap) is not silent. Returns the
+# job's exit status.
+wait_showing() {
+	local pid=$1 what=$2 log=$3 re=${4:-.} start=$SECONDS last
+	while kill -0 "$pid" 2>/dev/null; do
+		for _ in $(seq "${PROGRESS_EVERY:-60}"); do kill -0 "$pid" 2>/dev/null && sleep 1; done
+		if kill -0 "$pid" 2>/dev/null; then
+			# a serial console's lines end in CR LF
+			last=$(grep -aE "$re" "$log" 2>/dev/null | tail -1 | tr -d '\r' | sed 's/^ *//' | cut -c1-100 || true)
+			info "$what: $((SECONDS - start))s${last:+, $last}"
+		fi
+	done
+	wait "$pid"
+}
+
 # Names of the files in a folder with a suffix, without the suffix: the valid choices.
 names_in() {
 	local f out=""
