@@ -20,6 +20,12 @@ set -euo pipefail
 [ $# -eq 1 ] || die "usage: rootfs/build.sh ARCH"
 load_arch "$1"
 A=$1
+# STAGE2=guest: debootstrap's second stage in a guest (below), for an arch without qemu-user.
+case "${STAGE2:-}" in
+"") ;;
+guest) [ -z "$QEMU_USER" ] || die "STAGE2=guest: $A's second stage runs under qemu-user, not in a guest" ;;
+*) die "STAGE2 is $(printf '%q' "$STAGE2"): the only value it takes is guest" ;;
+esac
 SUITE=bookworm
 # The image's size (sparse: about 700 MB of it is used)
 SIZE=2G
@@ -159,10 +165,13 @@ fi
 # by the host, which must then run that arch's programs: amd64 runs i386 ones only while
 # the kernel's IA32 emulation is on (Debian's qemu-user-static registers no i386 handler
 # on amd64). Asked with one of our own static programs; if the host cannot, the second
-# stage runs in the guest.
+# stage runs in the guest. STAGE2=guest asks for the guest on a host that could run them
+# (to build the image as such a host would; an arch with qemu-user has no guest stage).
 stage2=host
 if [ -n "$QEMU_USER" ]; then
 	stage2=qemu-user
+elif [ "${STAGE2:-}" = guest ]; then
+	stage2=guest
 elif [ "$DEB_ARCH" != "$(dpkg --print-architecture)" ]; then
 	gdir=$("$ROOT/scripts/guest.sh" "$A" | tail -1) || die "building the guest programs for $A failed"
 	if ! "$gdir/selinux-probe" >/dev/null 2>"$CACHE/rootfs/.exec-$A.log"; then

@@ -510,3 +510,16 @@ def test_build_records_and_checks_the_image_sha256(tmp_path):
     assert base in r.stderr and "sha256" in r.stderr
     assert not os.path.exists(tools)
     assert b.runs() == 1
+
+
+def test_build_refuses_a_second_stage_it_cannot_take(tmp_path):
+    # STAGE2 takes guest only, and only for an arch with no qemu-user: anything else is one
+    # line naming it, before debootstrap runs (or a cached image is used).
+    b = RootfsBuild(tmp_path)
+    for arch, value, why in (("x86_64", "host", "STAGE2 is host: the only value it takes is guest"),
+                             ("x86_64", "guest\nx", "STAGE2 is $'guest\\nx': the only value"),
+                             ("arm64", "guest", "STAGE2=guest: arm64's second stage runs under qemu-user")):
+        r = subprocess.run([str(b.root / "rootfs" / "build.sh"), arch], env=dict(b.env, STAGE2=value),
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and len(r.stderr.splitlines()) == 1 and why in r.stderr, (value, r.stderr)
+    assert b.runs() == 0
