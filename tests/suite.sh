@@ -763,7 +763,15 @@ cells = int(sys.argv[2])
 page = open(sys.argv[3]).read()
 assert page.count("<td class=\"cell ") == cells, "the page does not have one cell per result"
 ' "$d/kcidb.json" "$(find "$d" -name result.json | wc -l)" "$d/index.html"
-	echo "ok: summary, KTAP, JUnit, run.json, a valid KCIDB document and the report page"
+	# The expected values' own negative control: the legacy cells (hook tables writable,
+	# runtime disable working), held to 6.1-patched's values, fail, every one of them.
+	local held
+	held=$(PYTHONPATH=$ROOT /usr/bin/python3 -m harness.hold "$d" --kernel 6.1-legacy --as 6.1-patched) ||
+		{ echo "not ok: harness.hold failed"; return 1; }
+	echo "$held"
+	grep -qE "^hold: 6\.1-legacy held to 6\.1-patched's expected values: ([1-9][0-9]*) of \1 cells fail, " <<<"$held" ||
+		{ echo "not ok: a legacy cell passes 6.1-patched's expected values, or there is none"; return 1; }
+	echo "ok: summary, KTAP, JUnit, run.json, a valid KCIDB document and the report page; legacy fails 6.1-patched's values"
 }
 
 # The generated GitLab child pipeline, run for real: make ci-local runs the test set's x86_64
