@@ -19,22 +19,12 @@ import sys
 from harness import ROOT
 from harness.cli import ArgParser
 from harness import kcidb  # read_cells: a run folder's results
-from harness import matrix  # compare: a cell's checks, as make matrix makes them
+from harness import matrix  # judge: a cell's checks, as make matrix makes them
 from harness import matrixspec
 
 
 class HoldError(Exception):
     pass
-
-
-def judge(scen, kname, arch, res):
-    """The checks of a recorded cell, as if it had been kernel kname's."""
-    want = matrixspec.expected(scen.get("outcome", "ok"), kname, arch)
-    checks = [{"name": "outcome", "expected": want, "got": res["outcome"], "pass": res["outcome"] == want}]
-    if res["outcome"] == "ok":
-        broken = [c["got"] for c in res["checks"] if c["name"] == "probe"]
-        checks += matrix.compare(scen, kname, arch, res.get("observed", {}), broken)
-    return checks
 
 
 def hold(run, kernel, as_kernel, matrix_path):
@@ -62,7 +52,9 @@ def hold(run, kernel, as_kernel, matrix_path):
         if not spec.runs(as_kernel, sname):
             left.append(name)
             continue
-        checks = judge(spec.scenarios[sname], as_kernel, res["arch"], res)
+        broken = [c["got"] for c in res["checks"] if c["name"] == "probe"]
+        checks = matrix.judge(spec.scenarios[sname], as_kernel, res["arch"], res["outcome"],
+                              res.get("observed", {}), broken)
         held.append((name, [c["name"] for c in checks if not c["pass"]], len(checks)))
     if not held and not left:
         raise HoldError(f"{run}: no cell of kernel '{kernel}'")

@@ -259,6 +259,16 @@ def compare(scen, kname, arch, obs, broken):
     return checks
 
 
+def judge(scen, kname, arch, outcome, obs, broken):
+    """A cell's checks: the outcome kernel kname must reach on arch and, when the payload
+    ran, every value it must show (harness/hold.py judges recorded cells with it too)."""
+    want = matrixspec.expected(scen.get("outcome", "ok"), kname, arch)
+    checks = [{"name": "outcome", "expected": want, "got": outcome, "pass": outcome == want}]
+    if outcome == "ok":
+        checks += compare(scen, kname, arch, obs, broken)
+    return checks
+
+
 def outcome_of(rc):
     if rc == 0:
         return "ok"
@@ -357,20 +367,15 @@ def run_cell(cell, spec, prep, rundir, args):
     res["boot_seconds"] = round(boot_s, 1)
     res["timeouts"] = {"boot": boot_timeout, "total": timeout}
     res["seconds"] = round(time.time() - start, 1)
-    lab = outcome in LAB_OUTCOMES and outcome != expected_outcome
-    outcome_check = {"name": "outcome", "expected": expected_outcome, "got": outcome,
-                     "pass": outcome == expected_outcome}
-    if lab:
-        res["lab"] = outcome_check["lab"] = True
-        res["console_tail"] = console_tail(console)
-    res["checks"].append(outcome_check)
     ktap = ""
     if os.path.exists(os.path.join(cdir, "probe.ktap")):
         ktap = open(os.path.join(cdir, "probe.ktap"), errors="replace").read()
     obs, broken = parse_probe(ktap)
     res["observed"] = obs
-    if outcome == "ok":
-        res["checks"] += compare(scen, kname, arch, obs, broken)
+    res["checks"] += judge(scen, kname, arch, outcome, obs, broken)
+    if outcome in LAB_OUTCOMES and outcome != expected_outcome:
+        res["lab"] = res["checks"][0]["lab"] = True
+        res["console_tail"] = console_tail(console)
     if not all(c["pass"] for c in res["checks"]):
         # Now, while the inputs are the ones this boot used: the script records their hashes.
         try:
