@@ -29,11 +29,11 @@ configured_copy() {
 # The checks matching BESIDE run in order on a pytest worker of their own, beside the others
 # (tests/slow/test_suite.py): the two plain boots, the matrix's and make ci-local's, and the
 # lost-option check's two kconfig runs (first in that worker's order: they end before the
-# boots start, and the two workers then take about as long in a warm run; the arm64 boot
-# is last, see there). A boot mostly keeps one core busy while the other checks are
-# kconfig, make and git runs that often leave one idle. The harness checks' boots stay
-# with the others, for the same balance (docs/measurements.md). None of them needs a check
-# of the other group to have run: a kernel or image is built on demand, under its lock.
+# boots start, and the two workers then take about as long in a warm run). A boot mostly
+# keeps one core busy while the other checks are kconfig, make and git runs that often
+# leave one idle. The harness checks' boots stay with the others, for the same balance
+# (docs/measurements.md). None of them needs a check of the other group to have run: a
+# kernel or image is built on demand, under its lock.
 # shellcheck disable=SC2034 # read by tests/slow/test_suite.py
 BESIDE='^(boot_|matrix_|ci_local_|kernel_option_lost_)'
 
@@ -635,6 +635,7 @@ boot_check() {
 }
 
 t_boot_x86_64_patched() { boot_check x86_64; }
+t_boot_arm64_patched() { boot_check arm64; }
 
 t_harness_exit_status() {
 	rc=0
@@ -801,8 +802,3 @@ t_ci_local_matches_matrix() {
 	[ "$rc" -eq 0 ] || { echo "not ok: the pipeline's merged cells differ from make matrix's (exit $rc)"; return 1; }
 	echo "ok: the pipeline run by gitlab-ci-local found what make matrix found, cell by cell"
 }
-
-# The arm64 boot is the last check of its worker. From cold, its image is the last one the
-# background makes (after the x86_64 one): this boot first would leave the worker waiting
-# for it, where the matrix set's x86_64 cells (ahead of its arm64 ones) can run meanwhile.
-t_boot_arm64_patched() { boot_check arm64; }
