@@ -109,9 +109,9 @@ t_series_git_am_author_change_caught() {
 	out=$(SERIES_DIR=$d "$H/series-git-am.sh" "$B/src/linux-6.1") || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a changed author passed"; return 1; }
-	echo "$out" | grep -q "^not ok 2 0001-.*author 'Paul Moore <paul@paul-moore.com>'" ||
+	grep -q "^not ok 2 0001-.*author 'Paul Moore <paul@paul-moore.com>'" <<<"$out" ||
 		{ echo "not ok: the author change was not named"; return 1; }
-	[ "$(echo "$out" | grep -c '^not ok')" = 1 ] || { echo "not ok: other patches failed too"; return 1; }
+	[ "$(grep -c '^not ok' <<<"$out")" = 1 ] || { echo "not ok: other patches failed too"; return 1; }
 	echo "ok: an in-body From: line that changes the author fails, naming the patch"
 }
 
@@ -137,8 +137,8 @@ t_debian_patches_offset_caught() {
 	out=$("$H/quilt-export.sh" "$d") || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: an offset passed"; return 1; }
-	echo "$out" | grep -q '^not ok 2 quilt applied with fuzz or offset' || { echo "not ok: offset not named"; return 1; }
-	echo "$out" | grep -q 'offset' || { echo "not ok: no offset line shown"; return 1; }
+	grep -q '^not ok 2 quilt applied with fuzz or offset' <<<"$out" || { echo "not ok: offset not named"; return 1; }
+	grep -q 'offset' <<<"$out" || { echo "not ok: no offset line shown"; return 1; }
 	echo "ok: an offset fails the quilt check"
 }
 
@@ -194,8 +194,8 @@ t_checkpatch_new_finding_fails() {
 	sed -i 's/^\(+static struct security_hook_list safesetid_security_hooks\[\].*\)$/\1 /' "$d"/0009-*.patch
 	out=$("$H/checkpatch.sh" "$B/src/linux-6.1" "$d") && { echo "$out"; echo "a new finding passed"; return 1; }
 	echo "$out"
-	echo "$out" | grep -q '^not ok 9 0009-.*TRAILING_WHITESPACE'
-	[ "$(echo "$out" | grep -c '^not ok')" = 1 ]
+	grep -q '^not ok 9 0009-.*TRAILING_WHITESPACE' <<<"$out"
+	[ "$(grep -c '^not ok' <<<"$out")" = 1 ]
 }
 
 t_tree_clean_patched() {
@@ -221,7 +221,7 @@ t_arch_check_riscv64() {
 	out=$("$S/arch-check.sh" --no-image riscv64) || rc=$?
 	echo "$out"
 	[ "$rc" -eq 0 ] || { echo "not ok: arch-check.sh exited $rc"; return 1; }
-	echo "$out" | grep -qE '^riscv64 .* ok +[0-9]+s *(no warnings, baseline not built)?$' ||
+	grep -qE '^riscv64 .* ok +[0-9]+s *(no warnings, baseline not built)?$' <<<"$out" ||
 		{ echo "not ok: riscv64 row"; return 1; }
 }
 
@@ -237,13 +237,13 @@ t_arch_check_defconfig_kept_by_key() {
 	"$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt" >/dev/null
 	out=$("$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt")
 	echo "$out"
-	[ "$(echo "$out" | grep -c ' ok  *0s  runtime disable off (kept: ')" = 9 ] ||
+	[ "$(grep -c ' ok  *0s  runtime disable off (kept: ' <<<"$out")" = 9 ] ||
 		{ echo "not ok: not all nine rows kept"; return 1; }
 	echo "another tree" >>"$key"
 	out=$("$S/arch-check.sh" --defconfigs-only --rows "$d/rows.tsv" --table "$d/table.txt")
 	echo "$out"
-	[ "$(echo "$out" | grep -c '(kept: ')" = 8 ] || { echo "not ok: not eight rows kept"; return 1; }
-	echo "$out" | grep -qE '^powerpc .* ppc6xx_defconfig savedefconfig +ok +[0-9]+s  runtime disable off$' ||
+	[ "$(grep -c '(kept: ' <<<"$out")" = 8 ] || { echo "not ok: not eight rows kept"; return 1; }
+	grep -qE '^powerpc .* ppc6xx_defconfig savedefconfig +ok +[0-9]+s  runtime disable off$' <<<"$out" ||
 		{ echo "not ok: the row whose key changed was not run again"; return 1; }
 	echo "ok: nine rows kept, and the one whose key changed run again"
 }
@@ -255,7 +255,7 @@ t_arch_check_new_warning_counted() {
 	out=$("$S/new-warnings.sh" "$f/warn-patched.log" "$f/warn-base.log")
 	echo "$out"
 	[ "$(echo "$out" | wc -l)" = 1 ]
-	echo "$out" | grep -q "selinuxfs.c: warning: 'sel_write_disable'"
+	grep -q "selinuxfs.c: warning: 'sel_write_disable'" <<<"$out"
 	[ -z "$("$S/new-warnings.sh" "$f/warn-base.log" "$f/warn-base.log")" ]
 	[ "$("$S/new-warnings.sh" "$f/warn-patched.log" /nonexistent | wc -l)" = 3 ]
 }
@@ -306,13 +306,13 @@ t_arch_check_build_failure_counted() {
 		--table "$d/job/table.txt" fault_both fault_patched noselinux 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a failing build passed"; return 1; }
-	echo "$out" | grep -qE '^fault_patched .* FAILED .*injected' || { echo "not ok: no FAILED row"; return 1; }
-	echo "$out" | grep -qE '^fault_both .* BASE BROKEN .*injected' || { echo "not ok: no BASE BROKEN row"; return 1; }
-	echo "$out" | grep -qE '^noselinux .* FAILED .*CONFIG_SECURITY_SELINUX is off' ||
+	grep -qE '^fault_patched .* FAILED .*injected' <<<"$out" || { echo "not ok: no FAILED row"; return 1; }
+	grep -qE '^fault_both .* BASE BROKEN .*injected' <<<"$out" || { echo "not ok: no BASE BROKEN row"; return 1; }
+	grep -qE '^noselinux .* FAILED .*CONFIG_SECURITY_SELINUX is off' <<<"$out" ||
 		{ echo "not ok: a build without SELinux was not failed"; return 1; }
-	echo "$out" | tail -1 | grep -q '^2 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
-	! echo "$out" | grep -q ' savedefconfig ' || { echo "not ok: --no-defconfigs ran the defconfigs"; return 1; }
-	echo "$out" | grep -qx "rerun the failed builds: HARNESS_ARCH_DIR=$d .*arch-check.sh --no-image --no-defconfigs fault_patched noselinux" ||
+	tail -1 <<<"$out" | grep -q '^2 failed, 1 broken before the series' || { echo "not ok: summary"; return 1; }
+	! grep -q ' savedefconfig ' <<<"$out" || { echo "not ok: --no-defconfigs ran the defconfigs"; return 1; }
+	grep -qx "rerun the failed builds: HARNESS_ARCH_DIR=$d .*arch-check.sh --no-image --no-defconfigs fault_patched noselinux" <<<"$out" ||
 		{ echo "not ok: no command to rerun just the failed arch"; return 1; }
 	grep -q '^fault_patched .* FAILED' "$d/job/table.txt" || { echo "not ok: table.txt"; return 1; }
 	# The rows file (--rows), what harness/archmerge.py merges for the fleet: the run's
@@ -349,12 +349,12 @@ t_arch_check_defconfigs_unpatched_runtime_disable_on() {
 	out=$("$S/arch-check.sh" --defconfigs-only --tree 6.1 $three --rows "$d/rows.tsv" --table "$d/table.txt") &&
 		{ echo "$out"; echo "not ok: the unpatched tree passed"; return 1; }
 	echo "$out"
-	[ "$(echo "$out" | grep -c 'RUNTIME DISABLE ON')" = 3 ] || { echo "not ok: not three rows with runtime disable on"; return 1; }
-	[ "$(echo "$out" | grep -c ' savedefconfig ')" = 3 ] || { echo "not ok: not three defconfig rows"; return 1; }
-	echo "$out" | grep -qx "rerun the failed defconfigs: scripts/arch-check.sh --defconfigs-only --tree 6.1 $three" ||
+	[ "$(grep -c 'RUNTIME DISABLE ON' <<<"$out")" = 3 ] || { echo "not ok: not three rows with runtime disable on"; return 1; }
+	[ "$(grep -c ' savedefconfig ' <<<"$out")" = 3 ] || { echo "not ok: not three defconfig rows"; return 1; }
+	grep -qx "rerun the failed defconfigs: scripts/arch-check.sh --defconfigs-only --tree 6.1 $three" <<<"$out" ||
 		{ echo "not ok: the rerun line"; return 1; }
 	# a table of three rows says so, and so does its rows file's run line
-	echo "$out" | grep -qx "only the defconfigs asked for: ${three//--defconfig /}" ||
+	grep -qx "only the defconfigs asked for: ${three//--defconfig /}" <<<"$out" ||
 		{ echo "not ok: no line saying only three were asked for"; return 1; }
 	grep -qP '^run\t6\.1\tyes\tno\tx86:x86_64_defconfig,s390:debug_defconfig,powerpc:ppc6xx_defconfig\t' "$d/rows.tsv" ||
 		{ echo "not ok: the rows file's run line does not name the three"; return 1; }
@@ -418,7 +418,7 @@ t_kernel_build_failure_one_line() {
 	echo "$err" | tail -1 |
 		grep -q 'build failed after [0-9]*s: [^ ]*\.c: error: injected (log: .*build.log)$' ||
 		{ echo "not ok: the last line does not give the error and the log"; return 1; }
-	[ "$(echo "$err" | grep -c error)" = 1 ] || { echo "not ok: more than one error line"; return 1; }
+	[ "$(grep -c error <<<"$err")" = 1 ] || { echo "not ok: more than one error line"; return 1; }
 	grep -q 'error: injected' "$out/build.log" || { echo "not ok: the log lacks the error"; return 1; }
 }
 
@@ -446,7 +446,7 @@ t_kernel_build_starts_from_sibling() {
 	# security/selinux/ alone: the objects are the test, the image's link would add 20 s
 	out=$(BUILD_SUFFIX=-seedcheck BUILD_TARGETS=security/selinux/ "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
 	echo "$out"
-	echo "$out" | grep -q 'starting from build-x86_64-selinux (2 .config lines differ)$' ||
+	grep -q 'starting from build-x86_64-selinux (2 .config lines differ)$' <<<"$out" ||
 		{ echo "not ok: not started from the reject build"; return 1; }
 	grep -qx '  CC      security/selinux/selinuxfs.o' "$s/build.log" ||
 		{ echo "not ok: selinuxfs.c not compiled again"; return 1; }
@@ -477,9 +477,9 @@ t_kernel_build_starts_from_other_tree() {
 	rm -rf "$s"
 	out=$(BUILD_SUFFIX=-seedcheck BUILD_TARGETS=security/ "$S/kernel.sh" x86_64 6.1 legacy 2>&1)
 	echo "$out"
-	echo "$out" | grep -q 'starting from build-x86_64-selinux of linux-6.1-patched ([0-9]* .config lines differ)$' ||
+	grep -q 'starting from build-x86_64-selinux of linux-6.1-patched ([0-9]* .config lines differ)$' <<<"$out" ||
 		{ echo "not ok: not started from the patched build"; return 1; }
-	echo "$out" | grep -qE 'files differ between the trees, [1-9][0-9]* objects to build again$' ||
+	grep -qE 'files differ between the trees, [1-9][0-9]* objects to build again$' <<<"$out" ||
 		{ echo "not ok: no object taken out of the copy"; return 1; }
 	for o in security/selinux/hooks.o security/selinux/selinuxfs.o security/security.o security/commoncap.o; do
 		cmp "$s/$o" "$l/$o" || { echo "not ok: $o is not the legacy build's"; return 1; }
@@ -510,11 +510,11 @@ t_kernel_seed_cut_short_starts_again() {
 	touch "$s/.seed-incomplete"
 	out=$(SEED=no BUILD_SUFFIX=-cutcheck CONFIGURE_ONLY=1 "$S/kernel.sh" x86_64 6.1-patched selinux-accept 2>&1)
 	echo "$out"
-	echo "$out" | grep -q 'selinux-accept: a start from another build was cut short, starting again$' ||
+	grep -q 'selinux-accept: a start from another build was cut short, starting again$' <<<"$out" ||
 		{ echo "not ok: the mark was not seen"; return 1; }
 	[ ! -e "$s/left-over" ] || { echo "not ok: the folder was not emptied"; return 1; }
 	[ ! -e "$s/.seed-incomplete" ] || { echo "not ok: the mark is still there"; return 1; }
-	echo "$out" | grep -q 'selinux-accept: configuring$' || { echo "not ok: not configured again"; return 1; }
+	grep -q 'selinux-accept: configuring$' <<<"$out" || { echo "not ok: not configured again"; return 1; }
 	[ -f "$s/.config" ] || { echo "not ok: no .config after configuring"; return 1; }
 	echo "ok: a cut-short start is emptied and configured again; without the mark the folder is kept"
 }
@@ -532,14 +532,14 @@ t_kernel_option_lost_named() {
 	out=$(SEED=no BUILD_SUFFIX=-lostcheck CONFIGURE_ONLY=1 "$S/kernel.sh" x86_64 6.1-patched legacy 2>&1) ||
 		{ echo "$out"; echo "not ok: the control: an option marked may-vanish failed the configuration"; return 1; }
 	echo "$out"
-	echo "$out" | grep -q 'legacy: configuring$' || { echo "not ok: the control did not configure"; return 1; }
+	grep -q 'legacy: configuring$' <<<"$out" || { echo "not ok: the control did not configure"; return 1; }
 	cp -a "$ROOT/scripts" "$ROOT/configs" "$ROOT/harness" "$ROOT/patches" "$r/"
 	sed -i '/^# may-vanish-on:/d' "$r/configs/legacy.config"
 	rm -rf "$B/src/linux-6.1-patched/build-x86_64-legacy-lostcheck"
 	out=$(BUILD=$B SEED=no BUILD_SUFFIX=-lostcheck CONFIGURE_ONLY=1 "$r/scripts/kernel.sh" x86_64 6.1-patched legacy 2>&1) || rc=$?
 	echo "$out"
 	[ "$rc" -ne 0 ] || { echo "not ok: a lost option passed"; return 1; }
-	echo "$out" | tail -1 | grep -qx '.*x86_64 6.1-patched legacy: options lost in the configuration: CONFIG_SECURITY_SELINUX_DISABLE=y (got: absent);' ||
+	tail -1 <<<"$out" | grep -qx '.*x86_64 6.1-patched legacy: options lost in the configuration: CONFIG_SECURITY_SELINUX_DISABLE=y (got: absent);' ||
 		{ echo "not ok: the last line does not name the lost option"; return 1; }
 	echo "ok: the option the patched tree lacks is named; marked may-vanish, it is not"
 }
@@ -553,7 +553,7 @@ t_kernel_up_to_date_until_the_tree_changes() {
 	kbuild x86_64 6.1-patched selinux >/dev/null
 	out=$("$S/kernel.sh" x86_64 6.1-patched selinux 2>&1)
 	echo "$out"
-	echo "$out" | grep -q 'x86_64 6.1-patched selinux: up to date (nothing it reads changed since its build)$' ||
+	grep -q 'x86_64 6.1-patched selinux: up to date (nothing it reads changed since its build)$' <<<"$out" ||
 		{ echo "not ok: a build with nothing changed was made again"; return 1; }
 	# (the time kept outside the tree: a file made or removed there makes its folder newer)
 	t=$(mktemp)
@@ -562,8 +562,8 @@ t_kernel_up_to_date_until_the_tree_changes() {
 	touch "$f"
 	out=$("$S/kernel.sh" x86_64 6.1-patched selinux 2>&1)
 	echo "$out"
-	! echo "$out" | grep -q 'selinux: up to date' || { echo "not ok: up to date with a newer file in the tree"; return 1; }
-	echo "$out" | grep -q 'x86_64 6.1-patched selinux: built in [0-9]*s$' || { echo "not ok: make did not run"; return 1; }
+	! grep -q 'selinux: up to date' <<<"$out" || { echo "not ok: up to date with a newer file in the tree"; return 1; }
+	grep -q 'x86_64 6.1-patched selinux: built in [0-9]*s$' <<<"$out" || { echo "not ok: make did not run"; return 1; }
 	echo "ok: up to date without make, and made again once a file of the tree was newer"
 }
 
@@ -627,7 +627,7 @@ boot_check() {
 	out=$(qboot "$1" 6.1-patched selinux --timeout 300 \
 		--exec 'cat /sys/kernel/security/lsm; echo; systemctl start multi-user.target; systemctl is-active multi-user.target; systemctl --failed --no-legend --plain')
 	echo "$out"
-	echo "$out" | head -1 | grep -qw selinux || { echo "not ok: selinux not in the lsm list"; return 1; }
+	head -1 <<<"$out" | grep -qw selinux || { echo "not ok: selinux not in the lsm list"; return 1; }
 	[ "$(echo "$out" | sed -n 2p)" = active ] || { echo "not ok: multi-user.target not active"; return 1; }
 	failed=$(echo "$out" | tail -n +3 | grep -c . || true)
 	[ "$failed" -eq 0 ] || { echo "not ok: $failed failed units"; return 1; }
@@ -688,20 +688,20 @@ t_harness_bad_input() {
 	rc=0
 	err=$("$ROOT/qemu-run.sh" --arch vax --kernel x --rootfs y --exec true 2>&1) || rc=$?
 	echo "$err"
-	if [ "$rc" -ne 125 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "unknown arch 'vax'"; then
+	if [ "$rc" -ne 125 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! grep -q "unknown arch 'vax'" <<<"$err"; then
 		echo "not ok: unknown arch"
 		return 1
 	fi
 	rc=0
 	err=$("$S/kernel.sh" x86_64 6.1 nosuchconfig 2>&1) || rc=$?
 	echo "$err"
-	if [ "$rc" -eq 0 ] || ! echo "$err" | grep -q "unknown config 'nosuchconfig' (one of:"; then
+	if [ "$rc" -eq 0 ] || ! grep -q "unknown config 'nosuchconfig' (one of:" <<<"$err"; then
 		echo "not ok: unknown config"
 		return 1
 	fi
 	rc=0
 	err=$("$S/kernel.sh" x86_64 5.10 selinux 2>&1) || rc=$?
-	if [ "$rc" -eq 0 ] || ! echo "$err" | grep -q "unknown kernel '5.10'"; then
+	if [ "$rc" -eq 0 ] || ! grep -q "unknown kernel '5.10'" <<<"$err"; then
 		echo "not ok: unknown kernel"
 		return 1
 	fi
@@ -725,8 +725,8 @@ t_matrix_bad_input() {
 		rc=0
 		err=$("$S/matrix.sh" --matrix "$tmp/$name.yaml" --list 2>&1) || rc=$?
 		echo "$name: rc=$rc: $err"
-		if [ "$rc" -ne 2 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! echo "$err" | grep -q "$name.yaml:$want" ||
-			echo "$err" | grep -q Traceback; then
+		if [ "$rc" -ne 2 ] || [ "$(echo "$err" | wc -l)" -ne 1 ] || ! grep -q "$name.yaml:$want" <<<"$err" ||
+			grep -q Traceback <<<"$err"; then
 			echo "not ok: $name"
 			fails=$((fails + 1))
 		fi
@@ -734,7 +734,7 @@ t_matrix_bad_input() {
 	rc=0
 	err=$("$S/matrix.sh" --only arch=sparc --list 2>&1) || rc=$?
 	echo "$err"
-	if [ "$rc" -ne 2 ] || ! echo "$err" | grep -q "unknown arch 'sparc'"; then
+	if [ "$rc" -ne 2 ] || ! grep -q "unknown arch 'sparc'" <<<"$err"; then
 		fails=$((fails + 1))
 	fi
 	rm -rf "$tmp"

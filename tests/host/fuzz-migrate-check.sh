@@ -15,7 +15,7 @@ if [ -z "$cc" ]; then
 fi
 # gcc warns about display strings cut short on purpose; clang has no such warning.
 extra=()
-if "$cc" --version | grep -q "Free Software Foundation"; then extra=(-Wno-format-truncation); fi
+if grep -q "Free Software Foundation" <<<"$("$cc" --version)"; then extra=(-Wno-format-truncation); fi
 # The harness includes the tool with its main() left out, so some helpers go unused.
 "$cc" -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-Wall -Wextra -Werror -Wno-unused-function "${extra[@]}" \

@@ -37,7 +37,7 @@ for p in "${patches[@]}"; do
 	else
 		bad=$((bad + 1))
 		echo "not ok $n git am $p"
-		echo "$out" | head -5 | sed 's/^/# /'
+		head -5 <<<"$out" | sed 's/^/# /'
 		git -C "$work" am --abort >/dev/null 2>&1 || true
 		break
 	fi
@@ -52,18 +52,18 @@ for p in "${patches[@]}"; do
 	got_author=$(git -C "$work" log -1 --format='%an <%ae>')
 	got_date=$(git -C "$work" log -1 --format='%aD')
 	got_subject=$(git -C "$work" log -1 --format='%s')
-	got_first=$(git -C "$work" log -1 --format='%b' | head -1)
 	if [ "$upstream" = - ]; then want_first="Not in mainline"; else want_first="commit $upstream upstream."; fi
 	# The mail's message: the body between the headers and the "---" line.
 	mail_body=$(awk 'h && /^---$/ {exit} h {print} /^$/ && !h {h = 1}' "$dir/$p")
 	got_body=$(git -C "$work" log -1 --format='%b')
+	got_first=$(head -1 <<<"$got_body")
 	why=""
 	# The packager's Signed-off-by: the last line; right below the trailer block if the
 	# mail has one (no blank line between), else after a blank line.
 	sob="Signed-off-by: Packager <p@p>"
 	[ "$(printf '%s\n' "$got_body" | tail -1)" = "$sob" ] || why="$why --signoff did not add the last line;"
 	before=$(printf '%s\n' "$got_body" | tail -2 | head -1)
-	if printf '%s\n' "$mail_body" | grep -qE '^(Signed-off-by|Cc|Reviewed-by|Acked-by|Fixes): ' &&
+	if grep -qE '^(Signed-off-by|Cc|Reviewed-by|Acked-by|Fixes): ' <<<"$mail_body" &&
 		[ -z "$before" ]; then
 		why="$why --signoff started a new paragraph: git does not see the mail's tags as a trailer block;"
 	fi
